@@ -1,0 +1,391 @@
+package tables
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/versions"
+)
+
+// Options configure a Store.
+type Options struct {
+	// RowGroupRows and RowGroupBytes bound each row group of written files:
+	// a row group ends when either is reached (bytes counted as the Arrow
+	// in-memory size of its rows, before encoding and compression).
+	RowGroupRows  int64
+	RowGroupBytes int64
+	// CompressionLevel for zstd; 0 is the library default.
+	CompressionLevel int
+	// FooterCacheEntries bounds the cache of parsed Parquet footers.
+	FooterCacheEntries int
+	// Allocator for Arrow memory; nil means memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger; nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOptions: row groups of at most 65,536 rows and 128 MiB.
+func DefaultOptions() Options {
+	return Options{RowGroupRows: 65536, RowGroupBytes: 128 << 20, FooterCacheEntries: 4096}
+}
+
+// Validate reports an unusable option.
+func (o Options) Validate() error {
+	if o.RowGroupRows < 1 || o.RowGroupBytes < 1 || o.FooterCacheEntries < 0 {
+		return fmt.Errorf("%w: tables options need RowGroupRows >= 1, RowGroupBytes >= 1, FooterCacheEntries >= 0", versions.ErrInvalid)
+	}
+	return nil
+}
+
+// Store appends to and reads tables kept in a versions.Store.
+type Store struct {
+	v    *versions.Store
+	b    bucket.Bucket
+	opts Options
+	mem  memory.Allocator
+	log  *slog.Logger
+
+	footers struct {
+		sync.Mutex
+		m map[string]*metadata.FileMetaData
+	}
+}
+
+// New returns a Store writing data files next to the project histories of v.
+func New(v *versions.Store, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{v: v, b: v.Bucket(), opts: opts, mem: opts.Allocator, log: opts.Logger}
+	if s.mem == nil {
+		s.mem = memory.DefaultAllocator
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.footers.m = make(map[string]*metadata.FileMetaData)
+	return s, nil
+}
+
+// Versions is the history store the tables live in.
+func (s *Store) Versions() *versions.Store { return s.v }
+
+// AppendResult describes a committed append.
+type AppendResult struct {
+	Commit *versions.Commit
+	Rows   int64
+	File   versions.DataFile
+}
+
+// Append writes every batch of recs to table t on branch b of project p as
+// one new data file and commits it. The table is created on the first
+// append, which defines its schema. It reads recs to the end but does not
+// release it.
+//
+// Nothing is committed unless every batch was written and stored: an error
+// or a cancelled ctx leaves the branch where it was. An append with no rows
+// is rejected (ErrEmptyAppend), as is one whose schema differs from the
+// table's (ErrSchemaMismatch, naming the first differing column).
+func (s *Store) Append(ctx context.Context, p versions.ProjectName, b versions.BranchName, t versions.TableName, recs array.RecordReader, message string) (*AppendResult, error) {
+	if _, err := versions.ParseTableName(string(t)); err != nil {
+		return nil, err
+	}
+	schema := recs.Schema()
+	if err := checkSchema(schema); err != nil {
+		return nil, err
+	}
+	headID, err := s.v.Head(ctx, p, b)
+	if err != nil {
+		return nil, err
+	}
+	head, err := s.v.GetCommit(ctx, p, headID)
+	if err != nil {
+		return nil, err
+	}
+	// Fail fast, before writing data, on a schema the table cannot take.
+	if mid, ok := head.Tables[t]; ok {
+		m, err := s.v.GetManifest(ctx, p, mid)
+		if err != nil {
+			return nil, err
+		}
+		tableSchema, err := DecodeSchema(m.Schema)
+		if err != nil {
+			return nil, err
+		}
+		if err := compareSchemas(tableSchema, schema); err != nil {
+			return nil, fmt.Errorf("append to %s/%s: %w", p, t, err)
+		}
+		schema = tableSchema
+	}
+	schemaBytes, err := EncodeSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+
+	file, err := s.writeFile(ctx, p, t, schema, recs)
+	if err != nil {
+		return nil, err
+	}
+	if message == "" {
+		message = fmt.Sprintf("append %d rows to %s", file.Rows, t)
+	}
+	commit, err := s.v.Commit(ctx, p, b, message, func(ctx context.Context, head *versions.Commit) (map[versions.TableName]versions.ManifestID, error) {
+		m := &versions.Manifest{Table: t, Schema: schemaBytes}
+		if mid, ok := head.Tables[t]; ok {
+			old, err := s.v.GetManifest(ctx, p, mid)
+			if err != nil {
+				return nil, err
+			}
+			oldSchema, err := DecodeSchema(old.Schema)
+			if err != nil {
+				return nil, err
+			}
+			// A concurrent writer may have created the table meanwhile.
+			if err := compareSchemas(oldSchema, schema); err != nil {
+				return nil, fmt.Errorf("append to %s/%s (table created concurrently): %w", p, t, err)
+			}
+			m.Schema = old.Schema
+			m.Files = append(m.Files, old.Files...)
+		}
+		m.Files = append(m.Files, file)
+		id, err := s.v.PutManifest(ctx, p, m)
+		if err != nil {
+			return nil, err
+		}
+		return map[versions.TableName]versions.ManifestID{t: id}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &AppendResult{Commit: commit, Rows: file.Rows, File: file}, nil
+}
+
+// dataPath is a new data file's path relative to the project.
+func dataPath(t versions.TableName) string {
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	return "data/" + string(t) + "/" + hex.EncodeToString(id[:]) + ".parquet"
+}
+
+func (s *Store) writerProps() *parquet.WriterProperties {
+	opts := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(s.opts.RowGroupRows),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithStats(true),
+		parquet.WithPageIndexEnabled(true),
+		parquet.WithAllocator(s.mem),
+	}
+	if s.opts.CompressionLevel != 0 {
+		opts = append(opts, parquet.WithCompressionLevel(s.opts.CompressionLevel))
+	}
+	return parquet.NewWriterProperties(opts...)
+}
+
+// writeFile streams recs as one Parquet file into the bucket.
+func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema, recs array.RecordReader) (versions.DataFile, error) {
+	path := dataPath(t)
+	key := versions.ProjectKey(p) + path
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	pr, pw := io.Pipe()
+	counter := &countingWriter{w: pw}
+	putErr := make(chan error, 1)
+	go func() {
+		_, err := s.b.Put(ctx, key, pr, -1)
+		pr.CloseWithError(err) // unblock the writer if Put stopped early
+		putErr <- err
+	}()
+
+	rows, groups, err := s.encode(ctx, schema, recs, counter)
+	pw.CloseWithError(err) // nil: EOF, so Put completes; else Put aborts
+	if perr := <-putErr; err == nil && perr != nil {
+		err = fmt.Errorf("store data file %s: %w", key, perr)
+	}
+	if err == nil && rows == 0 {
+		err = fmt.Errorf("%w: the append to %s/%s has no rows; send at least one row", ErrEmptyAppend, p, t)
+	}
+	if err != nil {
+		// Best effort: the file is invisible anyway, as no manifest names it.
+		if derr := s.b.Delete(context.WithoutCancel(ctx), key); derr != nil {
+			s.log.Warn("could not delete the data file of a failed append", "key", key, "err", derr)
+		}
+		return versions.DataFile{}, err
+	}
+	return versions.DataFile{Path: path, Rows: rows, Size: counter.n, RowGroups: groups}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// encode writes recs as Parquet to w and returns the row count and the row
+// groups' sizes. Row groups end at RowGroupRows rows or RowGroupBytes bytes.
+func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.RecordReader, w io.Writer) (int64, []int64, error) {
+	fw, err := pqarrow.NewFileWriter(schema, w, s.writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
+	}
+	var (
+		rows, groupRows, groupBytes int64
+		failed                      error
+	)
+	for recs.Next() {
+		if failed = ctx.Err(); failed != nil {
+			break
+		}
+		rec := recs.RecordBatch()
+		if err := compareSchemas(schema, rec.Schema()); err != nil {
+			failed = fmt.Errorf("batch after the first has another schema: %w", err)
+			break
+		}
+		if failed = checkNulls(schema, rec); failed != nil {
+			break
+		}
+		n := rec.NumRows()
+		if n == 0 {
+			continue
+		}
+		bytesPerRow := max(1, recBytes(rec)/n)
+		for off := int64(0); off < n; {
+			take := min(n-off, s.opts.RowGroupRows-groupRows, max(1, (s.opts.RowGroupBytes-groupBytes)/bytesPerRow))
+			failed = writeSlice(fw, schema, rec, off, off+take)
+			if failed != nil {
+				break
+			}
+			off += take
+			rows += take
+			groupRows += take
+			groupBytes += take * bytesPerRow
+			if groupRows >= s.opts.RowGroupRows || groupBytes >= s.opts.RowGroupBytes {
+				if failed = fw.NewBufferedRowGroupChecked(); failed != nil {
+					break
+				}
+				groupRows, groupBytes = 0, 0
+			}
+		}
+		if failed != nil {
+			break
+		}
+	}
+	if failed == nil {
+		failed = recs.Err()
+	}
+	if failed != nil {
+		_ = fw.Close()
+		return 0, nil, failed
+	}
+	if err := fw.Close(); err != nil {
+		return 0, nil, fmt.Errorf("finish parquet file: %w", err)
+	}
+	md, err := fw.FileMetadata()
+	if err != nil {
+		return 0, nil, fmt.Errorf("parquet metadata: %w", err)
+	}
+	var groups []int64
+	for i := range md.NumRowGroups() {
+		if n := md.RowGroup(i).NumRows(); n > 0 {
+			groups = append(groups, n)
+		}
+	}
+	if md.NumRows != rows {
+		return 0, nil, fmt.Errorf("parquet writer counted %d rows, expected %d", md.NumRows, rows)
+	}
+	return rows, groups, nil
+}
+
+// writeSlice writes rows [i, j) of rec, under the table's schema, into the
+// current buffered row group of fw.
+func writeSlice(fw *pqarrow.FileWriter, schema *arrow.Schema, rec arrow.RecordBatch, i, j int64) error {
+	cols := make([]arrow.Array, rec.NumCols())
+	for c, col := range rec.Columns() {
+		cols[c] = array.NewSlice(col, i, j)
+		if cols[c].Data().Offset() != 0 && hasFixedSizeList(col.DataType()) {
+			// arrow-go v18.8.0's Parquet writer ignores the offset of a
+			// sliced FixedSizeList and writes the parent's first rows.
+			// Write an unsliced copy instead.
+			cp, err := array.Concatenate([]arrow.Array{cols[c]}, memory.DefaultAllocator)
+			cols[c].Release()
+			if err != nil {
+				for _, prev := range cols[:c] {
+					prev.Release()
+				}
+				return fmt.Errorf("copy sliced column %q: %w", schema.Field(c).Name, err)
+			}
+			cols[c] = cp
+		}
+	}
+	slice := array.NewRecordBatch(schema, cols, j-i)
+	for _, c := range cols {
+		c.Release()
+	}
+	defer slice.Release()
+	return fw.WriteBuffered(slice)
+}
+
+func hasFixedSizeList(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case *arrow.FixedSizeListType:
+		return true
+	case arrow.NestedType:
+		for _, f := range t.Fields() {
+			if hasFixedSizeList(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recBytes is the Arrow in-memory size of a batch's buffers.
+func recBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += dataBytes(col.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
+}
+
+func checkNulls(schema *arrow.Schema, rec arrow.RecordBatch) error {
+	for i, f := range schema.Fields() {
+		if !f.Nullable && rec.Column(i).NullN() > 0 {
+			return fmt.Errorf("%w: column %q is not nullable but the append has %d nulls in it", ErrSchemaMismatch, f.Name, rec.Column(i).NullN())
+		}
+	}
+	return nil
+}
