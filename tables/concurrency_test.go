@@ -26,7 +26,7 @@ func backends(t *testing.T) map[string]func(t *testing.T) bucket.Bucket {
 			require.NoError(t, err)
 			return b
 		},
-		"minio": newMinIOBucket,
+		"minio": func(t *testing.T) bucket.Bucket { return newMinIOBucket(t) },
 	}
 }
 

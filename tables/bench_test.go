@@ -1,0 +1,215 @@
+package tables_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+)
+
+// The benchmark table: 4 numeric columns and a 1 KiB binary column of
+// incompressible bytes, about 1 GiB in Arrow at the default row count
+// (WEFT_BENCH_ROWS overrides it).
+var benchSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "score", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "weight", Type: arrow.PrimitiveTypes.Float32},
+	{Name: "blob", Type: arrow.BinaryTypes.Binary},
+}, nil)
+
+func benchRows() int64 {
+	if n, err := strconv.ParseInt(os.Getenv("WEFT_BENCH_ROWS"), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 1 << 20
+}
+
+// benchBatches builds the table as batches of 8,192 rows.
+func benchBatches(rows int64) ([]arrow.RecordBatch, int64) {
+	rng := rand.New(rand.NewChaCha8([32]byte{1}))
+	blob := make([]byte, 1024)
+	var recs []arrow.RecordBatch
+	var size int64
+	for start := int64(0); start < rows; start += 8192 {
+		n := min(8192, rows-start)
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, benchSchema)
+		for i := start; i < start+n; i++ {
+			bld.Field(0).(*array.Int64Builder).Append(i)
+			bld.Field(1).(*array.Int64Builder).Append(i % 1000)
+			bld.Field(2).(*array.Float64Builder).Append(rng.Float64())
+			bld.Field(3).(*array.Float32Builder).Append(rng.Float32())
+			for j := 0; j < len(blob); j += 8 {
+				v := rng.Uint64()
+				for k := range 8 {
+					blob[j+k] = byte(v >> (8 * k))
+				}
+			}
+			bld.Field(4).(*array.BinaryBuilder).Append(blob)
+		}
+		rec := bld.NewRecordBatch()
+		bld.Release()
+		for _, c := range rec.Columns() {
+			size += dataBytes(c.Data())
+		}
+		recs = append(recs, rec)
+	}
+	return recs, size
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
+}
+
+// BenchmarkTables measures append and scan throughput (MB/s of Arrow data)
+// on fs and MinIO, and arrow-go's own pqarrow read of the same Parquet file
+// with no Weft code in between. Run: make bench (or go test -run '^$'
+// -bench Tables -benchtime 1x ./tables/).
+func BenchmarkTables(b *testing.B) {
+	rows := benchRows()
+	recs, size := benchBatches(rows)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	b.Logf("table: %d rows, %.1f MiB of Arrow data, %d batches", rows, float64(size)/(1<<20), len(recs))
+	ctx := context.Background()
+
+	for _, backend := range []string{"fs", "minio"} {
+		var bk bucket.Bucket
+		var fsDir string
+		switch backend {
+		case "fs":
+			fsDir = b.TempDir()
+			fsb, err := bucket.NewFS(fsDir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bk = fsb
+		case "minio":
+			bk = newMinIOBucket(b)
+		}
+		v, err := versions.New(bk, versions.DefaultOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := tables.New(v, tables.DefaultOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := v.CreateProject(ctx, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		var last *tables.AppendResult
+		b.Run(backend+"/append", func(b *testing.B) {
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				for _, r := range recs {
+					r.Retain()
+				}
+				rr, err := array.NewRecordReader(benchSchema, recs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range recs {
+					r.Release()
+				}
+				last, err = s.Append(ctx, "bench", "main", versions.TableName(fmt.Sprintf("t%d", i)), rr, "")
+				rr.Release()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if last == nil {
+			continue
+		}
+		b.Logf("%s: data file %.1f MiB, %d row groups", backend, float64(last.File.Size)/(1<<20), len(last.File.RowGroups))
+		ver, err := s.TableAt(ctx, "bench", last.Commit.ID, "t0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(backend+"/scan", func(b *testing.B) {
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				var n int64
+				for rec, err := range s.Scan(ctx, ver, nil, 0, len(ver.Blocks())) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += rec.NumRows()
+					rec.Release()
+				}
+				if n != rows {
+					b.Fatalf("scanned %d rows, want %d", n, rows)
+				}
+			}
+		})
+		if backend == "fs" {
+			path := filepath.Join(fsDir, "projects", "bench", ver.Manifest.Files[0].Path)
+			b.Run("fs/raw-pqarrow", func(b *testing.B) {
+				b.SetBytes(size)
+				for i := 0; i < b.N; i++ {
+					rawRead(b, path, rows)
+				}
+			})
+		}
+	}
+}
+
+// rawRead reads every row group of a Parquet file with pqarrow directly,
+// the way Weft does (all columns, Parallel on), but from os.File.
+func rawRead(b *testing.B, path string, rows int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: true}, memory.DefaultAllocator)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols := make([]int, pf.MetaData().Schema.NumColumns())
+	for i := range cols {
+		cols[i] = i
+	}
+	var n int64
+	for g := range pf.NumRowGroups() {
+		tbl, err := fr.ReadRowGroups(context.Background(), cols, []int{g})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += tbl.NumRows()
+		tbl.Release()
+	}
+	if n != rows {
+		b.Fatalf("raw read %d rows, want %d", n, rows)
+	}
+}
