@@ -7,6 +7,7 @@ import (
 	"iter"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ETag is an opaque token naming one version of one object's content. Two
@@ -29,9 +30,16 @@ const MaxConditionalSize = 5 << 20
 
 // Bucket is a flat key space of immutable-per-version objects.
 //
-// Keys are '/'-separated paths: non-empty, not starting or ending with '/',
-// without empty, "." or ".." segments, and without segments that start with
-// ".weft" (reserved for backend bookkeeping). A bad key gives ErrInvalidKey.
+// Keys are '/'-separated paths of valid UTF-8, at most 1024 bytes: non-empty,
+// not starting or ending with '/', without empty, "." or ".." segments,
+// without NUL or backslash, and without segments that start with ".weft"
+// (reserved for backend bookkeeping). A bad key gives ErrInvalidKey.
+//
+// Portable key sets never use a key as a directory of another key: "a/b" and
+// "a/b/c" cannot both exist on FS or on S3 servers that map keys to files
+// (versitygw's posix backend), which reject the second write with an error
+// wrapping ErrInvalidKey. Mem, MinIO and AWS S3 hold both. FS also rejects a
+// segment longer than the file system allows (255 bytes on ext4).
 //
 // All methods may be called concurrently, from many goroutines and, for
 // backends that share storage (FS on one directory, S3 on one bucket), from
@@ -44,11 +52,15 @@ type Bucket interface {
 
 	// Open returns a Reader over one version of the object: later writes to
 	// the key do not change what the Reader returns (it reads the version
-	// that was current at Open, or fails). The Reader uses ctx for its reads.
+	// that was current at Open, or fails with an error wrapping ErrConflict
+	// or ErrNotFound once that version is gone, as on S3). The Reader uses
+	// ctx for its reads; Close it when done.
 	Open(ctx context.Context, key string) (Reader, error)
 
 	// Put writes the object unconditionally and atomically. size is the
-	// body's length, or -1 if unknown. Large bodies may be uploaded in parts.
+	// body's length, or -1 if unknown; a body of another length than a
+	// size >= 0 is an error and writes nothing. Large bodies may be
+	// uploaded in parts (so their S3 ETag is not an MD5).
 	Put(ctx context.Context, key string, body io.Reader, size int64) (ETag, error)
 
 	// PutIfAbsent creates the object only if the key holds none; otherwise
@@ -59,10 +71,12 @@ type Bucket interface {
 	// CompareAndSwap replaces the object only if its current ETag is old;
 	// otherwise it returns an error wrapping ErrConflict (or ErrNotFound if
 	// the key holds nothing) and changes nothing. Among concurrent callers
-	// holding the same old ETag exactly one succeeds.
+	// holding the same old ETag exactly one succeeds. ETags name content, so
+	// an object rewritten with the same bytes still matches (A→B→A passes).
 	CompareAndSwap(ctx context.Context, key string, old ETag, data []byte) (ETag, error)
 
-	// Stat returns the object's info, including its ETag.
+	// Stat returns the object's info, including its ETag. It may cost a
+	// read of the whole object (FS hashes the file).
 	Stat(ctx context.Context, key string) (ObjectInfo, error)
 
 	// List yields every object whose key starts with prefix (a plain string
@@ -78,9 +92,12 @@ type Bucket interface {
 // Reader reads ranges of one object version.
 //
 // ReadAt follows io.ReaderAt: it fills p or returns an error saying why not;
-// at the end of the object it returns the bytes there are and io.EOF. Reading
-// zero bytes at or before the end returns 0, nil. ReadAt may be called
-// concurrently and does not return partial results short of the end.
+// at the end of the object it returns the bytes there are and io.EOF. A read
+// that fills p returns nil, even when it ends exactly at the end of the
+// object. Reading zero bytes at or before the end returns 0, nil; reading at
+// or past the end returns 0, io.EOF; a negative offset is an error (not
+// io.EOF). ReadAt may be called concurrently and does not return partial
+// results short of the end.
 type Reader interface {
 	io.ReaderAt
 	io.Closer
@@ -96,6 +113,9 @@ func ValidateKey(key string) error {
 	}
 	if len(key) > 1024 {
 		return fmt.Errorf("%w: key longer than 1024 bytes", ErrInvalidKey)
+	}
+	if !utf8.ValidString(key) {
+		return fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalidKey, key)
 	}
 	for _, seg := range strings.Split(key, "/") {
 		switch {

@@ -86,6 +86,15 @@ func (m *Mem) Open(ctx context.Context, key string) (Reader, error) {
 
 type bytesReader struct{ *bytes.Reader }
 
+// ReadAt follows the Reader contract, where bytes.Reader differs: a zero-byte
+// read at the very end is 0, nil (bytes.Reader says io.EOF).
+func (r bytesReader) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) == 0 && off >= 0 && off <= r.Size() {
+		return 0, nil
+	}
+	return r.Reader.ReadAt(p, off)
+}
+
 func (bytesReader) Close() error { return nil }
 
 func (m *Mem) Put(ctx context.Context, key string, body io.Reader, size int64) (ETag, error) {
