@@ -1,0 +1,356 @@
+package flight
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+)
+
+// scanRequest is a table at a ref with a projection: what a path
+// descriptor [project, ref, table] or a {"scan": …} command asks for.
+type scanRequest struct {
+	Project string   `json:"project"`
+	Ref     string   `json:"ref"`
+	Table   string   `json:"table"`
+	Columns []string `json:"columns"`
+}
+
+// commands lists the GetFlightInfo commands, for error messages.
+const commands = `{"scan": {"project","ref","table","columns"?}}`
+
+// parseDescriptor turns a GetFlightInfo or GetSchema descriptor into a scan
+// request. Commands for runs ({"recipe"}, {"run"}) are recognized and
+// answered with ErrUnimplemented.
+func parseDescriptor(d *arrowflight.FlightDescriptor) (*scanRequest, error) {
+	switch d.GetType() {
+	case arrowflight.DescriptorPATH:
+		path := d.GetPath()
+		if len(path) != 3 {
+			return nil, fmt.Errorf("%w: path %q has %d parts; want [project, ref, table]", ErrBadRequest, path, len(path))
+		}
+		return &scanRequest{Project: path[0], Ref: path[1], Table: path[2]}, nil
+	case arrowflight.DescriptorCMD:
+		return parseCommand(d.GetCmd())
+	}
+	return nil, fmt.Errorf("%w: descriptor type %v; send a path [project, ref, table] or a JSON command %s", ErrBadRequest, d.GetType(), commands)
+}
+
+func parseCommand(cmd []byte) (*scanRequest, error) {
+	var top map[string]json.RawMessage
+	if err := decodeBody("command", cmd, &top); err != nil {
+		return nil, err
+	}
+	switch {
+	case top["scan"] != nil:
+		if len(top) != 1 {
+			return nil, fmt.Errorf("%w: a scan command has the one key \"scan\"; got %s", ErrBadRequest, keys(top))
+		}
+		var req scanRequest
+		if err := decodeBody("scan command", top["scan"], &req); err != nil {
+			return nil, err
+		}
+		return &req, nil
+	case top["recipe"] != nil || top["run"] != nil:
+		return nil, fmt.Errorf("%w: recipe and run commands (training mixes) are not served yet; only %s is", ErrUnimplemented, commands)
+	}
+	return nil, fmt.Errorf("%w: unknown command with keys %s; commands are: %s", ErrBadRequest, keys(top), commands)
+}
+
+func keys(m map[string]json.RawMessage) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, fmt.Sprintf("%q", k))
+	}
+	slices.Sort(ks)
+	return "[" + strings.Join(ks, ", ") + "]"
+}
+
+// resolve validates a scan request and pins it to a table version.
+func (s *Service) resolve(ctx context.Context, r *scanRequest) (*tables.Version, *arrow.Schema, error) {
+	p, err := parseProject("scan", r.Project)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := required("scan", "table", r.Table); err != nil {
+		return nil, nil, err
+	}
+	t, err := versions.ParseTableName(r.Table)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := required("scan", "ref", r.Ref); err != nil {
+		return nil, nil, err
+	}
+	v, err := s.tables.Table(ctx, p, r.Ref, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema, err := v.Projection(r.Columns)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, schema, nil
+}
+
+// GetSchema returns the (projected) schema of a scan.
+func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+	res, err := func() (*arrowflight.SchemaResult, error) {
+		req, err := parseDescriptor(d)
+		if err != nil {
+			return nil, err
+		}
+		_, schema, err := s.resolve(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(schema, s.mem)}, nil
+	}()
+	return res, s.status(ctx, "GetSchema", err)
+}
+
+// GetFlightInfo plans a scan: schema, row count, endpoints.
+func (s *Service) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	info, err := func() (*arrowflight.FlightInfo, error) {
+		req, err := parseDescriptor(d)
+		if err != nil {
+			return nil, err
+		}
+		v, schema, err := s.resolve(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return s.flightInfo(d, v, schema, req.Columns)
+	}()
+	return info, s.status(ctx, "GetFlightInfo", err)
+}
+
+// ListFlights lists one FlightInfo per table at branch main, of the project
+// the criteria names, or of every project.
+func (s *Service) ListFlights(c *arrowflight.Criteria, stream arrowflight.FlightService_ListFlightsServer) error {
+	ctx := stream.Context()
+	err := func() error {
+		var projects []versions.ProjectName
+		if name := string(c.GetExpression()); name != "" {
+			p, err := versions.ParseProjectName(name)
+			if err != nil {
+				return fmt.Errorf("%w (the ListFlights criteria is a project name, or empty for all)", err)
+			}
+			projects = []versions.ProjectName{p}
+		} else {
+			var err error
+			if projects, err = s.v.ListProjects(ctx); err != nil {
+				return err
+			}
+		}
+		for _, p := range projects {
+			head, err := s.v.Resolve(ctx, p, string(versions.MainBranch))
+			if err != nil {
+				return err
+			}
+			commit, err := s.v.GetCommit(ctx, p, head)
+			if err != nil {
+				return err
+			}
+			names := make([]versions.TableName, 0, len(commit.Tables))
+			for t := range commit.Tables {
+				names = append(names, t)
+			}
+			slices.Sort(names)
+			for _, t := range names {
+				v, err := s.tables.TableAt(ctx, p, head, t)
+				if err != nil {
+					return err
+				}
+				d := &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{string(p), string(versions.MainBranch), string(t)}}
+				info, err := s.flightInfo(d, v, v.Schema, nil)
+				if err != nil {
+					return err
+				}
+				if err := stream.Send(info); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}()
+	return s.status(ctx, "ListFlights", err)
+}
+
+// flightInfo describes a scan of v: one endpoint per group of consecutive
+// blocks of about EndpointBytes, each with a ticket pinned to v's commit.
+func (s *Service) flightInfo(d *arrowflight.FlightDescriptor, v *tables.Version, schema *arrow.Schema, columns []string) (*arrowflight.FlightInfo, error) {
+	meta, err := json.Marshal(struct {
+		Commit versions.CommitID `json:"commit"`
+	}{v.Commit})
+	if err != nil {
+		return nil, err
+	}
+	info := &arrowflight.FlightInfo{
+		Schema:           arrowflight.SerializeSchema(schema, s.mem),
+		FlightDescriptor: d,
+		TotalRecords:     v.Rows(),
+		TotalBytes:       -1,
+		Ordered:          true,
+		AppMetadata:      meta,
+	}
+	for _, g := range endpointGroups(v, s.opts.EndpointBytes) {
+		st := scanTicket{Project: v.Project, Commit: v.Commit, Table: v.Table, Columns: columns, First: g.first, End: g.end, Rows: g.rows}
+		tkt, err := encodeTicket(kindScan, st)
+		if err != nil {
+			return nil, err
+		}
+		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}})
+	}
+	return info, nil
+}
+
+type blockGroup struct {
+	first, end int
+	rows       int64
+}
+
+// endpointGroups splits v's blocks, in order, into groups of about target
+// Parquet bytes (estimated from each file's size, in proportion to rows).
+func endpointGroups(v *tables.Version, target int64) []blockGroup {
+	var (
+		out   []blockGroup
+		cur   blockGroup
+		bytes int64
+	)
+	for i, b := range v.Blocks() {
+		f := v.Manifest.Files[b.File]
+		bytes += f.Size * b.Rows / max(1, f.Rows)
+		cur.end = i + 1
+		cur.rows += b.Rows
+		if bytes >= target {
+			out = append(out, cur)
+			cur, bytes = blockGroup{first: i + 1, end: i + 1}, 0
+		}
+	}
+	if cur.end > cur.first {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// DoGet streams the rows a ticket names.
+func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
+	ctx := stream.Context()
+	err := func() error {
+		kind, payload, err := decodeTicket(t.GetTicket())
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case kindScan:
+			st, err := decodeScanTicket(payload)
+			if err != nil {
+				return err
+			}
+			return s.doGetScan(ctx, st, stream)
+		}
+		return fmt.Errorf("%w: unknown ticket kind %d", ErrBadTicket, kind)
+	}()
+	return s.status(ctx, "DoGet", err)
+}
+
+type blockResult struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowflight.FlightService_DoGetServer) (err error) {
+	v, err := s.tables.TableAt(ctx, st.Project, st.Commit, st.Table)
+	if err != nil {
+		return err
+	}
+	if st.End > len(v.Blocks()) {
+		return fmt.Errorf("%w: it names blocks [%d, %d) of %s@%s, which has %d", ErrBadTicket, st.First, st.End, v.Table, v.Commit.Short(), len(v.Blocks()))
+	}
+	var rows int64
+	for _, b := range v.Blocks()[st.First:st.End] {
+		rows += b.Rows
+	}
+	if rows != st.Rows {
+		return fmt.Errorf("%w: it promises %d rows in blocks [%d, %d) of %s@%s, which hold %d", ErrBadTicket, st.Rows, st.First, st.End, v.Table, v.Commit.Short(), rows)
+	}
+	schema, err := v.Projection(st.Columns)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadTicket, err)
+	}
+
+	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	defer func() {
+		if cerr := w.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("finish stream: %w", cerr)
+		}
+	}()
+
+	// Read blocks ahead of the one being sent. The reader stops when ctx
+	// ends; whatever it already queued is released by the drain below.
+	ctx, cancel := context.WithCancel(ctx)
+	blocks := make(chan blockResult, s.opts.Prefetch)
+	go func() {
+		defer close(blocks)
+		for rec, err := range s.tables.Scan(ctx, v, st.Columns, st.First, st.End) {
+			select {
+			case blocks <- blockResult{rec, err}:
+			case <-ctx.Done():
+				if rec != nil {
+					rec.Release()
+				}
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		for b := range blocks {
+			if b.rec != nil {
+				b.rec.Release()
+			}
+		}
+	}()
+
+	for b := range blocks {
+		if b.err != nil {
+			return b.err
+		}
+		err := s.sendSliced(w, b.rec)
+		b.rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// sendSliced writes rec as batches of at most BatchBytes (when rows allow).
+func (s *Service) sendSliced(w *arrowflight.Writer, rec arrow.RecordBatch) error {
+	for _, r := range sliceRanges(rec, s.opts.BatchBytes) {
+		var err error
+		if r[0] == 0 && r[1] == rec.NumRows() {
+			err = w.Write(rec)
+		} else {
+			part := rec.NewSlice(r[0], r[1])
+			err = w.Write(part)
+			part.Release()
+		}
+		if err != nil {
+			return fmt.Errorf("send batch: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package flight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+)
+
+// Service implements the Flight protocol over a tables.Store. It holds no
+// state of its own beyond the store: any number of Services over one
+// bucket serve the same data and accept each other's tickets.
+type Service struct {
+	arrowflight.BaseFlightServer
+
+	tables *tables.Store
+	v      *versions.Store
+	opts   Options
+	mem    memory.Allocator
+	log    *slog.Logger
+}
+
+var _ arrowflight.FlightServer = (*Service)(nil)
+
+// New returns a Service serving the tables of t.
+func New(t *tables.Store, opts Options) (*Service, error) {
+	if t == nil {
+		return nil, errors.New("flight: New needs a tables.Store")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{tables: t, v: t.Versions(), opts: opts, mem: opts.Allocator, log: opts.Logger}
+	if s.mem == nil {
+		s.mem = memory.DefaultAllocator
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// Ping checks that the store answers: it lists at most one key.
+func (s *Service) Ping(ctx context.Context) error {
+	for _, err := range s.v.Bucket().List(ctx, "projects/") {
+		return err
+	}
+	return nil
+}
+
+// NewServer returns a gRPC server with this Service registered as the
+// Flight service, its message size limits set, and one log line per call.
+//
+// It is a plain grpc.Server rather than arrow-go's flight.Server because
+// Serve needs Stop (to cancel calls after the shutdown grace), which
+// flight.Server hides; Weft uses no Flight auth handler, the one thing
+// flight.NewServerWithMiddleware would add.
+func (s *Service) NewServer() *grpc.Server {
+	srv := grpc.NewServer(
+		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageBytes),
+		grpc.MaxSendMsgSize(s.opts.MaxRecvMessageBytes),
+		grpc.WaitForHandlers(true),
+		grpc.ChainUnaryInterceptor(s.logUnary),
+		grpc.ChainStreamInterceptor(s.logStream),
+	)
+	arrowflight.RegisterFlightServiceServer(srv, s)
+	return srv
+}
+
+// Serve serves Flight on lis until ctx ends, then stops accepting calls,
+// lets running calls finish for up to Options.ShutdownGrace, cancels the
+// rest, and returns once every handler has returned. It returns nil after
+// a shutdown asked for by ctx. It closes lis.
+func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
+	srv := s.NewServer()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("flight server: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: no new calls; waiting for running calls", "grace", s.opts.ShutdownGrace)
+	stopped := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(s.opts.ShutdownGrace)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		s.log.Warn("shutdown grace is over: cancelling the running calls")
+		srv.Stop()
+		<-stopped
+	}
+	if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("flight server: %w", err)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+func (s *Service) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	s.logCall(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
+func (s *Service) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	err := handler(srv, ss)
+	s.logCall(ss.Context(), info.FullMethod, start, err)
+	return err
+}
+
+func (s *Service) logCall(ctx context.Context, method string, start time.Time, err error) {
+	c := status.Code(err)
+	level := slog.LevelInfo
+	if c == codes.Internal || c == codes.Unknown {
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{slog.String("method", method), slog.String("code", c.String()), slog.Duration("dur", time.Since(start))}
+	if err != nil && c != codes.Internal {
+		attrs = append(attrs, slog.String("err", status.Convert(err).Message()))
+	}
+	s.log.LogAttrs(ctx, level, "call", attrs...)
+}
