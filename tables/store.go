@@ -244,7 +244,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // encode writes recs as Parquet to w and returns the row count and the row
 // groups' sizes. Row groups end at RowGroupRows rows or RowGroupBytes bytes.
 func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.RecordReader, w io.Writer) (int64, []int64, error) {
-	fw, err := pqarrow.NewFileWriter(schema, w, s.writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
+	sink := &switchWriter{w: w}
+	fw, err := pqarrow.NewFileWriter(schema, sink, s.writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
 	}
@@ -294,6 +295,10 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 		failed = recs.Err()
 	}
 	if failed != nil {
+		// Finish into io.Discard: when the sink fails (a cancelled upload),
+		// pqarrow's Close returns at the first write error without
+		// releasing its column buffers.
+		sink.w = io.Discard
 		_ = fw.Close()
 		return 0, nil, failed
 	}
@@ -315,6 +320,11 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 	}
 	return rows, groups, nil
 }
+
+// switchWriter writes to w, which encode may switch to io.Discard.
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
 
 // writeSlice writes rows [i, j) of rec, under the table's schema, into the
 // current buffered row group of fw.
