@@ -405,6 +405,9 @@ func (s *S3) putOne(ctx context.Context, key string, data []byte) (ETag, error) 
 // how many tries it took. It returns the raw error.
 func (s *S3) putSingle(ctx context.Context, key string, data []byte, opts minio.PutObjectOptions) (minio.UploadInfo, int, error) {
 	opts.DisableMultipart = true
+	// Sign the payload hash computed here instead of minio-go's streaming
+	// (aws-chunked) signature over plain HTTP.
+	opts.DisableContentSha256 = true
 	opts.ContentType = "application/octet-stream"
 	sumMD5 := md5.Sum(data)
 	sumSHA := sha256.Sum256(data)
@@ -452,8 +455,9 @@ func (s *S3) putMultipart(ctx context.Context, key string, first []byte, body io
 			sumMD5 := md5.Sum(chunk)
 			sumSHA := sha256.Sum256(chunk)
 			popts := minio.PutObjectPartOptions{
-				Md5Base64: base64.StdEncoding.EncodeToString(sumMD5[:]),
-				Sha256Hex: hex.EncodeToString(sumSHA[:]),
+				Md5Base64:            base64.StdEncoding.EncodeToString(sumMD5[:]),
+				Sha256Hex:            hex.EncodeToString(sumSHA[:]),
+				DisableContentSha256: true, // as in putSingle
 			}
 			var part minio.ObjectPart
 			_, err := s.retry.do(gctx, func() (err error) {
