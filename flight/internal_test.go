@@ -1,0 +1,257 @@
+package flight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+)
+
+func TestCode(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("outer: %w", fmt.Errorf("inner: %w", err)) }
+	cases := []struct {
+		err  error
+		want codes.Code
+	}{
+		{nil, codes.OK},
+		{wrap(ErrBadRequest), codes.InvalidArgument},
+		{wrap(ErrBadTicket), codes.InvalidArgument},
+		{wrap(versions.ErrInvalidName), codes.InvalidArgument},
+		{wrap(versions.ErrInvalidRef), codes.InvalidArgument},
+		{wrap(versions.ErrAmbiguousRef), codes.InvalidArgument},
+		{wrap(tables.ErrSchemaMismatch), codes.InvalidArgument},
+		{wrap(tables.ErrEmptyAppend), codes.InvalidArgument},
+		{wrap(tables.ErrBadSchema), codes.InvalidArgument},
+		{wrap(tables.ErrBadColumns), codes.InvalidArgument},
+		{wrap(tables.ErrColumnNotFound), codes.InvalidArgument},
+		{wrap(tables.ErrBlockOutOfRange), codes.InvalidArgument},
+		{wrap(bucket.ErrInvalidKey), codes.InvalidArgument},
+		{wrap(versions.ErrProjectNotFound), codes.NotFound},
+		{wrap(versions.ErrBranchNotFound), codes.NotFound},
+		{wrap(versions.ErrRefNotFound), codes.NotFound},
+		{wrap(versions.ErrCommitNotFound), codes.NotFound},
+		{wrap(tables.ErrTableNotFound), codes.NotFound},
+		{wrap(versions.ErrProjectExists), codes.AlreadyExists},
+		{wrap(versions.ErrBranchExists), codes.AlreadyExists},
+		{wrap(versions.ErrTooManyRetries), codes.Aborted},
+		{wrap(versions.ErrConflict), codes.Aborted},
+		{wrap(ErrUnimplemented), codes.Unimplemented},
+		{wrap(context.Canceled), codes.Canceled},
+		{wrap(context.DeadlineExceeded), codes.DeadlineExceeded},
+		{wrap(status.Error(codes.ResourceExhausted, "grpc: received message larger than max")), codes.ResourceExhausted},
+		{wrap(versions.ErrCorrupt), codes.Internal},
+		{wrap(versions.ErrManifestNotFound), codes.NotFound},
+		{wrap(bucket.ErrNotFound), codes.Internal}, // a missing data file is the server's fault
+		{wrap(bucket.ErrTooLarge), codes.Internal},
+		{errors.New("disk on fire"), codes.Internal},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.err), func(t *testing.T) {
+			require.Equal(t, tc.want.String(), code(tc.err).String())
+		})
+	}
+}
+
+func TestStatusHidesInternalCauses(t *testing.T) {
+	s := &Service{log: discardLogger()}
+	err := s.status(context.Background(), "DoGet", errors.New("open /secret/file: permission denied"))
+	st := status.Convert(err)
+	require.Equal(t, codes.Internal, st.Code())
+	require.NotContains(t, st.Message(), "secret")
+	require.Contains(t, st.Message(), "error id")
+
+	err = s.status(context.Background(), "DoPut", fmt.Errorf("append: %w", tables.ErrSchemaMismatch))
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	require.Contains(t, status.Convert(err).Message(), "schema mismatch")
+	require.NoError(t, s.status(context.Background(), "x", nil))
+}
+
+func validScanTicket(t *testing.T) []byte {
+	tkt, err := encodeTicket(kindScan, scanTicket{Project: "p", Commit: versions.CommitID(fmt64('a')), Table: "t", Columns: []string{"id"}, First: 0, End: 3, Rows: 300})
+	require.NoError(t, err)
+	return tkt
+}
+
+func fmt64(c byte) string {
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = c
+	}
+	return string(b)
+}
+
+func TestTicketRoundTrip(t *testing.T) {
+	tkt := validScanTicket(t)
+	kind, payload, err := decodeTicket(tkt)
+	require.NoError(t, err)
+	require.Equal(t, kindScan, kind)
+	st, err := decodeScanTicket(payload)
+	require.NoError(t, err)
+	require.Equal(t, scanTicket{Project: "p", Commit: versions.CommitID(fmt64('a')), Table: "t", Columns: []string{"id"}, First: 0, End: 3, Rows: 300}, *st)
+}
+
+// TestTicketTruncatedOrAltered: every prefix and every single-byte change
+// of a valid ticket is rejected as a bad ticket.
+func TestTicketTruncatedOrAltered(t *testing.T) {
+	tkt := validScanTicket(t)
+	for n := range len(tkt) {
+		_, _, err := decodeTicket(tkt[:n])
+		require.ErrorIs(t, err, ErrBadTicket, "prefix of %d bytes", n)
+	}
+	for i := range tkt {
+		for _, x := range []byte{1, 0x80, 0xff} {
+			bad := append([]byte(nil), tkt...)
+			bad[i] ^= x
+			_, _, err := decodeTicket(bad)
+			require.ErrorIs(t, err, ErrBadTicket, "byte %d ^ %#x", i, x)
+		}
+	}
+}
+
+func TestScanTicketValidation(t *testing.T) {
+	for _, payload := range []string{
+		``, `null`, `[]`, `{}`, `{"p":"p"}`,
+		`{"p":"p","c":"` + fmt64('a') + `","t":"t","b0":0,"b1":1,"n":1,"x":1}`, // unknown field
+		`{"p":"a/b","c":"` + fmt64('a') + `","t":"t","b0":0,"b1":1,"n":1}`,
+		`{"p":"p","c":"` + fmt64('g') + `","t":"t","b0":0,"b1":1,"n":1}`,
+		`{"p":"p","c":"abc","t":"t","b0":0,"b1":1,"n":1}`,
+		`{"p":"p","c":"` + fmt64('a') + `","t":"..","b0":0,"b1":1,"n":1}`,
+		`{"p":"p","c":"` + fmt64('a') + `","t":"t","b0":2,"b1":1,"n":1}`,
+		`{"p":"p","c":"` + fmt64('a') + `","t":"t","b0":-1,"b1":1,"n":1}`,
+		`{"p":"p","c":"` + fmt64('a') + `","t":"t","b0":0,"b1":1,"n":-1}`,
+		`{"p":"p","c":"` + fmt64('a') + `","t":"t","b0":0,"b1":1,"n":1} {}`,
+		`{"p":"p","c":"` + fmt64('a') + `","t":"t","b0":0,"b1":1e99,"n":1}`,
+	} {
+		_, err := decodeScanTicket([]byte(payload))
+		require.ErrorIs(t, err, ErrBadTicket, payload)
+	}
+}
+
+// FuzzTicket: no input makes ticket decoding panic, and whatever it
+// rejects, it rejects as a bad ticket.
+func FuzzTicket(f *testing.F) {
+	tkt, _ := encodeTicket(kindScan, scanTicket{Project: "p", Commit: versions.CommitID(fmt64('b')), Table: "t", End: 1, Rows: 5})
+	f.Add(tkt)
+	f.Add([]byte("weft"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kind, payload, err := decodeTicket(data)
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadTicket)
+			return
+		}
+		if kind == kindScan {
+			if _, err := decodeScanTicket(payload); err != nil {
+				require.ErrorIs(t, err, ErrBadTicket)
+			}
+		}
+	})
+}
+
+// TestSliceRanges: slices cover the batch in order, and each one's IPC body
+// is at most the target unless it is a single row. Seeded, many shapes.
+func TestSliceRanges(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+		{Name: "lb", Type: arrow.BinaryTypes.LargeBinary},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
+		{Name: "f", Type: arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.BinaryTypes.Binary}, arrow.Field{Name: "b", Type: arrow.FixedWidthTypes.Boolean})},
+	}, nil)
+	for round := range 30 {
+		n := rng.IntN(2000) + 1
+		b := array.NewRecordBuilder(mem, schema)
+		for r := range n {
+			big := rng.IntN(50) == 0
+			size := rng.IntN(200)
+			if big {
+				size = rng.IntN(20000)
+			}
+			if r%5 == 0 {
+				b.Field(0).AppendNull()
+			} else {
+				b.Field(0).(*array.Int32Builder).Append(int32(r))
+			}
+			b.Field(1).(*array.StringBuilder).Append(string(make([]byte, size)))
+			b.Field(2).(*array.BinaryBuilder).Append(make([]byte, size/2))
+			lb := b.Field(3).(*array.ListBuilder)
+			lb.Append(true)
+			for range size % 17 {
+				lb.ValueBuilder().(*array.Int64Builder).Append(int64(r))
+			}
+			fb := b.Field(4).(*array.FixedSizeListBuilder)
+			fb.Append(true)
+			fb.ValueBuilder().(*array.Float32Builder).AppendValues([]float32{1, 2, 3}, nil)
+			sb := b.Field(5).(*array.StructBuilder)
+			sb.Append(true)
+			sb.FieldBuilder(0).(*array.BinaryBuilder).Append(make([]byte, size%100))
+			sb.FieldBuilder(1).(*array.BooleanBuilder).Append(r%2 == 0)
+		}
+		full := b.NewRecordBatch()
+		b.Release()
+		// Slice the batch first, as a scan of a sliced parent would.
+		off := int64(rng.IntN(n))
+		rec := full.NewSlice(off, int64(n))
+		full.Release()
+		target := int64(rng.IntN(64<<10) + 1024)
+		ranges := sliceRanges(rec, target)
+		next := int64(0)
+		for _, r := range ranges {
+			require.Equal(t, next, r[0], "round %d: ranges are contiguous", round)
+			require.Greater(t, r[1], r[0])
+			next = r[1]
+			part := rec.NewSlice(r[0], r[1])
+			body := ipcBodyBytes(t, mem, part)
+			part.Release()
+			if r[1]-r[0] > 1 {
+				// The estimate ignores IPC's 8-byte padding of each buffer.
+				require.LessOrEqual(t, body, target+8*32, "round %d: range %v", round, r)
+			}
+		}
+		require.Equal(t, rec.NumRows(), next)
+		rec.Release()
+	}
+}
+
+// ipcBodyBytes is the size of rec's IPC record batch message body: the
+// stream's size less that of the same stream with an empty slice of rec
+// (same schema and metadata shape, no data).
+func ipcBodyBytes(t *testing.T, mem memory.Allocator, rec arrow.RecordBatch) int64 {
+	size := func(r arrow.RecordBatch) int64 {
+		var w countWriter
+		iw := ipc.NewWriter(&w, ipc.WithSchema(r.Schema()), ipc.WithAllocator(mem))
+		require.NoError(t, iw.Write(r))
+		require.NoError(t, iw.Close())
+		return w.n
+	}
+	empty := rec.NewSlice(0, 0)
+	defer empty.Release()
+	return size(rec) - size(empty)
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+var _ io.Writer = (*countWriter)(nil)
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
