@@ -38,8 +38,9 @@ const MaxConditionalSize = 5 << 20
 // Portable key sets never use a key as a directory of another key: "a/b" and
 // "a/b/c" cannot both exist on FS or on S3 servers that map keys to files
 // (versitygw's posix backend), which reject the second write with an error
-// wrapping ErrInvalidKey. Mem, MinIO and AWS S3 hold both. FS also rejects a
-// segment longer than the file system allows (255 bytes on ext4).
+// wrapping ErrInvalidKey. Mem and AWS S3 hold both; MinIO takes both but
+// List then misses "a/b/c". FS also rejects a segment longer than the file
+// system allows (255 bytes on ext4).
 //
 // All methods may be called concurrently, from many goroutines and, for
 // backends that share storage (FS on one directory, S3 on one bucket), from

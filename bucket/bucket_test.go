@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -326,6 +327,7 @@ func TestOpenS3(t *testing.T) {
 	// Settings from the arguments.
 	b, err := bucket.Open(ctx, "s3://"+name+"/tenants/one/", srv.Config(""))
 	require.NoError(t, err)
+	defer b.(io.Closer).Close()
 	_, err = b.Put(ctx, "k", strings.NewReader("v"), 1)
 	require.NoError(t, err)
 	raw, err := bucket.NewS3(ctx, srv.Config(name))
@@ -349,9 +351,7 @@ func TestOpenS3(t *testing.T) {
 	data, _, err = b.Get(ctx, "tenants/one/k")
 	require.NoError(t, err)
 	require.Equal(t, "v", string(data))
-	if c, ok := b.(interface{ Close() error }); ok {
-		c.Close()
-	}
+	require.NoError(t, b.(io.Closer).Close())
 	_, err = bucket.Open(ctx, "s3://"+name, bucket.S3Config{SecretKey: "wrong-secret"})
 	require.Error(t, err, "an argument overrides the environment")
 	require.ErrorContains(t, err, name)

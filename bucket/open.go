@@ -22,6 +22,7 @@ const storeForms = "a directory path, file://DIR, or s3://BUCKET[/PREFIX]"
 //     fields, else from S3ConfigFromEnv. s3.Bucket, if set, must match.
 //
 // Anything else, "" included, is an error that lists the accepted forms.
+// An S3 store is an io.Closer: Close releases its idle connections.
 func Open(ctx context.Context, storeURL string, s3 S3Config) (Bucket, error) {
 	switch {
 	case storeURL == "":

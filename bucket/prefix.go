@@ -111,3 +111,11 @@ func (p *prefixed) Delete(ctx context.Context, key string) error {
 	}
 	return p.b.Delete(ctx, k)
 }
+
+// Close closes the inner bucket if it is an io.Closer (S3 is).
+func (p *prefixed) Close() error {
+	if c, ok := p.b.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -247,7 +247,7 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, ObjectInfo, error) {
 		if _, err := buf.ReadFrom(body); err != nil {
 			return fmt.Errorf("read body: %w", err)
 		}
-		if int64(buf.Len()) != oi.Size {
+		if oi.Size >= 0 && int64(buf.Len()) != oi.Size {
 			return fmt.Errorf("read body: %d of %d bytes: %w", buf.Len(), oi.Size, io.ErrUnexpectedEOF)
 		}
 		data, info = buf.Bytes(), s.info(oi)

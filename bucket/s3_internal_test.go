@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -611,4 +612,50 @@ func TestValidUTF8Prefix(t *testing.T) {
 	require.Equal(t, "t/é", validUTF8Prefix("t/é"))
 	require.Equal(t, "", validUTF8Prefix("\xff/a"))
 	require.Equal(t, "a\uFFFDb", validUTF8Prefix("a\uFFFDb"), "an encoded U+FFFD is valid")
+}
+
+// TestS3ReadAtRunsInParallel holds every ranged GET at the server until
+// four are in flight at once, which a Reader that serialized its reads
+// (like minio.Object.ReadAt) would never reach.
+func TestS3ReadAtRunsInParallel(t *testing.T) {
+	const readers = 4
+	s, f := newFakeBucket(t)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1024)
+	f.objs["k"] = fakeObject{data: data, etag: md5Hex(data)}
+	r, err := s.Open(t.Context(), "k")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	all := make(chan struct{})
+	f.fault = func(op string, n int) action {
+		if op != "GET k" {
+			return pass
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == readers {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-time.After(5 * time.Second):
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return pass
+	}
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() {
+			p := make([]byte, 1024)
+			_, err := r.ReadAt(p, int64(i)*1024)
+			assert.NoError(t, err) // not require: this is not the test's goroutine
+			assert.Equal(t, data[i*1024:(i+1)*1024], p)
+		})
+	}
+	wg.Wait()
+	require.Equal(t, readers, most, "ranged reads in flight at once")
 }
