@@ -722,12 +722,14 @@ func testLargeObject(t *testing.T, b bucket.Bucket) {
 		require.Equal(t, want, sha256.Sum256(got), "%s: content differs after Get", c.key)
 		require.EqualValues(t, size, info.Size)
 		require.Equal(t, e, info.ETag, c.key)
-		got = nil
 		st, err := b.Stat(ctx, c.key)
 		require.NoError(t, err)
 		require.Equal(t, e, st.ETag, c.key)
 		require.EqualValues(t, size, st.Size)
 
+		if c.size < 0 {
+			continue // how it was written does not change how it reads
+		}
 		// Read it back in parallel ranges through one Reader.
 		r, err := b.Open(ctx, c.key)
 		require.NoError(t, err)
