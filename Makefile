@@ -9,7 +9,13 @@ VERSITYGW_MODULE := github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
 GOTEST_FLAGS ?= -race -count=1 -timeout 40m
 
-.PHONY: all build test test-go vet tools bench clean
+# Python tests: a venv (Debian's python3, so its packages, e.g. python3-torch,
+# stay visible) with the pinned test requirements.
+PYTHON ?= /usr/bin/python3
+VENV   ?= .venv
+PYTEST_FLAGS ?= -v
+
+.PHONY: all build test test-go test-python vet tools bench bench-flight flightd venv clean
 
 all: build
 
@@ -32,15 +38,34 @@ $(TOOLS_BIN)/versitygw:
 	@echo "installing versitygw into $(TOOLS_BIN) (about 2.5 min cold)"
 	GOBIN=$(WEFT_TOOLS_BIN) $(GO) install $(VERSITYGW_MODULE)
 
-## test: vet, install the S3 servers, run every test with -race.
-test: vet tools test-go
+## test: vet, install the S3 servers, run every Go test with -race, then the Python tests.
+test: vet tools test-go test-python
 
 test-go:
 	$(GO) test $(GOTEST_FLAGS) ./...
+
+## flightd: build the server binary into bin/flightd.
+flightd:
+	$(GO) build -o bin/flightd ./cmd/flightd
+
+## venv: the Python test environment in $(VENV) (pip's cache makes reruns fast).
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: python/requirements-test.txt python/bootstrap-venv.sh
+	PYTHON=$(PYTHON) sh python/bootstrap-venv.sh $(VENV) python/requirements-test.txt
+	touch $@
+
+## test-python: pyarrow.flight tests against a real bin/flightd, on the fs store and on MinIO.
+test-python: flightd venv tools
+	WEFT_FLIGHTD=$(abspath bin/flightd) $(VENV)/bin/python -m pytest $(PYTEST_FLAGS) python/tests
+
+## bench-flight: DoGet scan throughput (fs, MinIO; 1 and 2 streams) against a bare arrow-go Flight ceiling (~1 GiB).
+bench-flight: tools
+	$(GO) test -run '^$$' -bench BenchmarkScan -benchtime 1x -timeout 60m ./flight/
 
 ## bench: storage benchmarks (prints MB/s; see bench/).
 bench: tools
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tables/
 
 clean:
-	rm -rf weft-data
+	rm -rf weft-data bin
