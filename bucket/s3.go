@@ -367,13 +367,21 @@ func (s *S3) Put(ctx context.Context, key string, body io.Reader, size int64) (E
 	}
 	// Read the first part: a body that fits goes in one PUT, retried from
 	// memory; the size is checked before anything is sent.
-	first := s.partSize
-	if size >= 0 && size < first {
-		first = size
+	var buf []byte
+	var err error
+	if size < 0 {
+		// Grow as the body comes, so a small body costs a small buffer.
+		buf, err = io.ReadAll(io.LimitReader(ctxReader{ctx, body}, s.partSize))
+		if err == nil && int64(len(buf)) < s.partSize {
+			err = io.EOF
+		}
+	} else {
+		buf = make([]byte, min(size, s.partSize))
+		var n int
+		n, err = io.ReadFull(ctxReader{ctx, body}, buf)
+		buf = buf[:n]
 	}
-	buf := make([]byte, first)
-	n, err := io.ReadFull(ctxReader{ctx, body}, buf)
-	buf = buf[:n]
+	n := len(buf)
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		if size >= 0 && int64(n) != size {
