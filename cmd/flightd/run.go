@@ -28,8 +28,7 @@ Run 'flightd serve --help' for the flags of serve.
 // run is the whole program, minus the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		fmt.Fprintln(stderr, "flightd: no command given; use 'flightd serve'")
+		fmt.Fprintln(stderr, "flightd: no command given; use 'flightd serve' (see 'flightd --help')")
 		return exitUsage
 	}
 	switch cmd := args[0]; cmd {
@@ -42,8 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprint(stderr, usage)
-		fmt.Fprintf(stderr, "flightd: unknown command %q\n", cmd)
+		fmt.Fprintf(stderr, "flightd: unknown command %q; commands: serve, help (see 'flightd --help')\n", cmd)
 		return exitUsage
 	}
 }
