@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -27,9 +28,10 @@ type scratch struct {
 	cursors []*cursor
 	xsA     []uint64
 	xsB     []uint64
-	first   []int64 // first draw index of each component at the step
-	count   []int64 // slots of each component at the step
-	keys    []uint64
+	first   []int64  // first draw index of each component at the step
+	count   []int64  // slots of each component at the step
+	marks   []uint64 // RankSlice: bitmap of batch indices
+	slots   []int32  // RankSlice: output slot of each batch index
 }
 
 // NewPlan validates spec and precomputes the run: O(#blocks) time and memory.
@@ -58,11 +60,7 @@ func NewPlan(spec Spec) (*Plan, error) {
 		runID:   runID(&spec, weights, steps),
 	}
 	for i, c := range spec.Components {
-		blocks := c.Blocks
-		if len(blocks) == 0 {
-			blocks = []int64{c.Rows}
-		}
-		p.streams[i] = newStream(spec.Seed, i, c.Rows, blocks, spec.Shuffle.BufferRows)
+		p.streams[i] = newStream(spec.Seed, i, c.Rows, c.Blocks, spec.Shuffle.BufferRows)
 	}
 	n := len(p.streams)
 	p.pool.New = func() any {
@@ -235,25 +233,42 @@ func (p *Plan) RankSlice(step int64, rank, world int, dst []Sample) ([]Sample, e
 	n := p.batch / world
 	dst = slices.Grow(dst[:0], n)[:n]
 	pos := p.positions(step)
-	// Find which sample of the component-ordered batch lands at each of our
-	// positions, then evaluate them in that order so each stream is read
-	// forwards.
-	keys := slices.Grow(sc.keys[:0], n)
+	// Find which sample x of the component-ordered batch lands at each of
+	// our positions, then evaluate them in increasing x, so that each stream
+	// is read forwards: a bitmap of the x's, and the slot of each.
+	words := (p.batch + 63) / 64
+	if cap(sc.marks) < words {
+		sc.marks = make([]uint64, words)
+		sc.slots = make([]int32, p.batch)
+	}
+	marks := sc.marks[:words]
+	clear(marks)
 	for t := 0; t < n; t++ {
 		x := pos.invert(uint64(rank + t*world))
-		keys = append(keys, x<<32|uint64(t))
+		marks[x/64] |= 1 << (x % 64)
+		sc.slots[x] = int32(t)
 	}
-	slices.Sort(keys)
-	sc.keys = keys
 	comp, compStart := 0, int64(0)
-	for _, key := range keys {
-		x, t := int64(key>>32), key&(1<<32-1)
-		for x >= compStart+sc.count[comp] {
-			compStart += sc.count[comp]
-			comp++
+	for w, m := range marks {
+		for m != 0 {
+			x := int64(w*64 + bits.TrailingZeros64(m))
+			m &= m - 1
+			for x >= compStart+sc.count[comp] {
+				compStart += sc.count[comp]
+				comp++
+			}
+			row := sc.cursors[comp].row(sc.first[comp] + x - compStart)
+			dst[sc.slots[x]] = Sample{Component: int32(comp), Row: row}
 		}
-		row := sc.cursors[comp].row(sc.first[comp] + x - compStart)
-		dst[t] = Sample{Component: int32(comp), Row: row}
 	}
 	return dst, nil
+}
+
+// footprint is the bytes held by the plan's arrays, for tests and benchmarks.
+func (p *Plan) footprint() int64 {
+	var n int64
+	for _, st := range p.streams {
+		n += int64(cap(st.prefix)+cap(st.start)) * 8
+	}
+	return n + int64(len(p.shares.nodes))*48 + int64(len(p.weights))*8
 }

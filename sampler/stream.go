@@ -39,6 +39,9 @@ type stream struct {
 // near-equal pieces (the first b mod k one row longer); runs of shorter blocks
 // are clumped until a clump holds at least ⌈buffer_rows/maxLanes⌉ rows.
 func units(rows int64, blocks []int64, window int64) []int64 {
+	if len(blocks) == 0 {
+		blocks = []int64{rows}
+	}
 	if window == 0 {
 		return append([]int64(nil), blocks...)
 	}
@@ -155,10 +158,12 @@ type epochLanes struct {
 
 func (st *stream) initEpoch(ep *epochLanes, epoch int64) {
 	ep.key = derive(st.key, tagEpoch, uint64(epoch))
+	lk := derive(ep.key, tagLane)
 	for i := int64(0); i < st.lanes; i++ {
-		h := derive(ep.key, tagLane, uint64(i))
-		ep.rho[i] = int64(h % uint64(st.laneSize(i)))
-		ep.rev[i] = mix(h)&1 == 1
+		h := mix(lk + uint64(i+1)*golden)
+		r, _ := bits.Mul64(h, uint64(st.laneSize(i)))
+		ep.rho[i] = int64(r)
+		ep.rev[i] = h&1 == 1
 	}
 }
 
@@ -167,9 +172,17 @@ func (st *stream) initEpoch(ep *epochLanes, epoch int64) {
 func (st *stream) element(ep *epochLanes, i, j int64) int64 {
 	size := st.laneSize(i)
 	if ep.rev[i] {
-		return ((ep.rho[i]-j)%size + size) % size
+		e := ep.rho[i] - j
+		if e < 0 {
+			e += size
+		}
+		return e
 	}
-	return (ep.rho[i] + j) % size
+	e := ep.rho[i] + j
+	if e >= size {
+		e -= size
+	}
+	return e
 }
 
 // laneRows is the number of rows in the first j rounds' units of lane i.
@@ -180,15 +193,17 @@ func (st *stream) laneRows(ep *epochLanes, i, j int64) int64 {
 	size := st.laneSize(i)
 	from := ep.rho[i]
 	if ep.rev[i] {
-		from = ((from-j+1)%size + size) % size
+		if from -= j - 1; from < 0 {
+			from += size
+		}
 	}
 	off := st.laneOffset(i)
 	p := st.prefix
-	if end := from + j; end <= size {
+	end := from + j
+	if end <= size {
 		return p[off+end] - p[off+from]
-	} else {
-		return p[off+size] - p[off+from] + p[off+end-size] - p[off]
 	}
+	return p[off+size] - p[off+from] + p[off+end-size] - p[off]
 }
 
 // roundRows is the number of rows in rounds 0..j-1.
@@ -206,28 +221,41 @@ type walker struct {
 	base        int64 // position of the unit's first row in the epoch
 	q           int64 // σ-position of the unit
 	size        int64
-	order       perm // order of the lanes in this round
+	order       [maxLanes]uint8 // order of the lanes in this round
+}
+
+// shuffleLanes writes a seeded permutation of [0, n) to order: Fisher–Yates,
+// from the last slot down, slot i swapping with ⌊mix(key + (n-i)·golden)·(i+1)/2^64⌋.
+func shuffleLanes(key uint64, n int64, order *[maxLanes]uint8) {
+	for i := range n {
+		order[i] = uint8(i)
+	}
+	for i := n - 1; i > 0; i-- {
+		j, _ := bits.Mul64(mix(key+uint64(n-i)*golden), uint64(i+1))
+		order[i], order[j] = order[j], order[i]
+	}
 }
 
 func (st *stream) setRound(ep *epochLanes, w *walker, j int64) {
 	w.round, w.slot = j, 0
-	w.order = newPerm(derive(ep.key, tagRound, uint64(j)), uint64(st.roundSize(j)))
+	shuffleLanes(derive(ep.key, tagRound, uint64(j)), st.roundSize(j), &w.order)
 }
 
 func (st *stream) setUnit(ep *epochLanes, w *walker) {
-	i := int64(w.order.apply(uint64(w.slot)))
+	i := int64(w.order[w.slot])
 	w.q = st.laneOffset(i) + st.element(ep, i, w.round)
 	w.size = st.prefix[w.q+1] - st.prefix[w.q]
 }
 
 // next moves to the following unit; false at the end of the epoch.
 func (st *stream) next(ep *epochLanes, w *walker) bool {
+	last := w.slot+1 == st.roundSize(w.round)
+	if last && w.round+1 == st.rounds {
+		return false
+	}
 	w.base += w.size
 	w.slot++
-	if w.slot == st.roundSize(w.round) {
-		if w.round+1 == st.rounds {
-			return false
-		}
+	if last {
 		st.setRound(ep, w, w.round+1)
 	}
 	st.setUnit(ep, w)
@@ -237,16 +265,47 @@ func (st *stream) next(ep *epochLanes, w *walker) bool {
 // locate positions a walker on the unit holding position p of the epoch:
 // bisection over rounds (O(lanes·log rounds)), then a scan of one round.
 func (st *stream) locate(ep *epochLanes, p int64) walker {
+	// Invariant: roundRows(lo) = fLo ≤ p < roundRows(hi) = fHi. Rounds hold
+	// nearly equal numbers of rows, so interpolation lands on or next to the
+	// answer, and probing the neighbour closes the bracket. After three
+	// such tries the search bisects, so it never takes more than
+	// 2·3 + log₂(rounds) probes of O(lanes) each.
 	lo, hi := int64(0), st.rounds
-	var base int64
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if f := st.roundRows(ep, mid); f <= p {
-			lo, base = mid, f
+	fLo, fHi := int64(0), st.rows
+	for try := 0; hi-lo > 1; try++ {
+		if try >= 3 {
+			mid := lo + (hi-lo)/2
+			if f := st.roundRows(ep, mid); f <= p {
+				lo, fLo = mid, f
+			} else {
+				hi, fHi = mid, f
+			}
+			continue
+		}
+		dh, dl := bits.Mul64(uint64(p-fLo), uint64(hi-lo))
+		q, _ := bits.Div64(dh, dl, uint64(fHi-fLo)) // < hi-lo, as p < fHi
+		g := min(max(lo+int64(q), lo+1), hi-1)
+		if f := st.roundRows(ep, g); f <= p {
+			lo, fLo = g, f
+			if g+1 < hi {
+				if f := st.roundRows(ep, g+1); f > p {
+					hi, fHi = g+1, f
+				} else {
+					lo, fLo = g+1, f
+				}
+			}
 		} else {
-			hi = mid
+			hi, fHi = g, f
+			if g-1 > lo {
+				if f := st.roundRows(ep, g-1); f <= p {
+					lo, fLo = g-1, f
+				} else {
+					hi, fHi = g-1, f
+				}
+			}
 		}
 	}
+	base := fLo
 	var w walker
 	st.setRound(ep, &w, lo)
 	w.base = base
@@ -272,17 +331,24 @@ type cursor struct {
 	inner    perm
 	tab      []tabEntry
 	w        walker
-	wNext    bool // w holds the unit at position segEnd
+	wNext    bool  // w holds the unit at position segEnd
+	lastK    int64 // draw index of the previous call, -1 if none
+	lastO    int64 // its offset
 }
 
 func newCursor(st *stream) *cursor {
-	return &cursor{st: st, epoch: -1, seg: -1}
+	return &cursor{st: st, epoch: -1, seg: -1, lastK: -1}
 }
 
 // row returns the row of draw k: epoch k div N, offset k mod N.
 func (c *cursor) row(k int64) int64 {
 	st := c.st
-	e, o := k/st.rows, k%st.rows
+	// Draws are mostly read forwards: step the offset instead of dividing.
+	e, o := c.epoch, c.lastO+(k-c.lastK)
+	if k <= c.lastK || c.lastK < 0 || o >= st.rows || o < 0 {
+		e, o = k/st.rows, k%st.rows
+	}
+	c.lastK, c.lastO = k, o
 	if e != c.epoch {
 		st.initEpoch(&c.lanes, e)
 		c.epoch, c.seg, c.wNext = e, -1, false
