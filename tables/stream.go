@@ -1,0 +1,115 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/weftdata/weft/versions"
+)
+
+// ScanBatches yields the rows of blocks [first, end) of v in ordinal order,
+// with the named columns (nil: all), as record batches of about batchBytes
+// of Arrow data each (estimated from the Parquet column chunks' uncompressed
+// sizes; a batch never spans two data files). Unlike Scan it streams: a
+// block is decoded batch by batch, so the first rows come out before the
+// block is read and memory stays at a few batches. The consumer releases
+// each batch; stopping early is fine.
+func (s *Store) ScanBatches(ctx context.Context, v *Version, columns []string, first, end int, batchBytes int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		projected, err := v.Projection(columns)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if first < 0 || end > len(v.blocks) || first > end {
+			yield(nil, fmt.Errorf("%w: blocks [%d, %d) of %s@%s, which has %d", ErrBlockOutOfRange, first, end, v.Table, v.Commit.Short(), len(v.blocks)))
+			return
+		}
+		for i := first; i < end; {
+			j := i
+			for j < end && v.blocks[j].File == v.blocks[i].File {
+				j++
+			}
+			if !s.streamFile(ctx, v, projected, v.blocks[i:j], max(1, batchBytes), yield) {
+				return
+			}
+			i = j
+		}
+	}
+}
+
+// streamFile yields the rows of blocks, all of one file, in batches. It
+// returns false when it yielded an error or the consumer stopped.
+func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Schema, blocks []Block, batchBytes int64, yield func(arrow.RecordBatch, error) bool) bool {
+	fi := blocks[0].File
+	f, err := s.openFile(ctx, v, fi)
+	if err != nil {
+		yield(nil, err)
+		return false
+	}
+	defer f.close()
+	md := f.fr.ParquetReader().MetaData()
+	leaves := leafColumns(md, projected)
+	groups := make([]int, len(blocks))
+	var want, rawBytes int64
+	for k, b := range blocks {
+		groups[k] = b.RowGroup
+		want += b.Rows
+		rg := md.RowGroup(b.RowGroup)
+		for _, c := range leaves {
+			if cc, err := rg.ColumnChunk(c); err == nil {
+				rawBytes += cc.TotalUncompressedSize()
+			}
+		}
+	}
+	f.fr.Props.BatchSize = max(1, batchBytes*want/max(1, rawBytes))
+	f.fr.Props.PreAllocBinaryData = true
+	rr, err := f.fr.GetRecordReader(ctx, leaves, groups)
+	if err != nil {
+		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
+		return false
+	}
+	defer rr.Release()
+	var got int64
+	for rr.Next() {
+		rec, err := reorder(rr.RecordBatch(), projected)
+		if err != nil {
+			yield(nil, err)
+			return false
+		}
+		got += rec.NumRows()
+		if !yield(rec, nil) {
+			return false
+		}
+	}
+	if err := rr.Err(); err != nil {
+		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
+		return false
+	}
+	if got != want {
+		yield(nil, fmt.Errorf("%w: %s@%s file %d gave %d rows for row groups %v, manifest says %d", versions.ErrCorrupt, v.Table, v.Commit.Short(), fi, got, groups, want))
+		return false
+	}
+	return true
+}
+
+// reorder returns rec's columns in projected's order, as a new batch the
+// caller owns.
+func reorder(rec arrow.RecordBatch, projected *arrow.Schema) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, projected.NumFields())
+	for i, f := range projected.Fields() {
+		idx := rec.Schema().FieldIndices(f.Name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("%w: data file lacks column %q", versions.ErrCorrupt, f.Name)
+		}
+		cols[i] = rec.Column(idx[0])
+		if !arrow.TypeEqual(cols[i].DataType(), f.Type) {
+			return nil, fmt.Errorf("%w: column %q is %s in the data file, %s in the manifest", versions.ErrCorrupt, f.Name, cols[i].DataType(), f.Type)
+		}
+	}
+	return array.NewRecordBatch(projected, cols, rec.NumRows()), nil
+}

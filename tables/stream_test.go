@@ -1,0 +1,91 @@
+package tables_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/tables"
+)
+
+// TestScanBatches: streamed batches hold exactly the rows of the block
+// range, in order, with the projection's columns and values, at about the
+// requested size, across several files.
+func TestScanBatches(t *testing.T) {
+	e := newEnv(t, bucket.NewMem(), smallGroups())
+	ctx := context.Background()
+	_, err := e.v.CreateProject(ctx, "p")
+	require.NoError(t, err)
+	e.append(t, "p", "main", "t", 0, 2500, 700)
+	e.append(t, "p", "main", "t", 2500, 300, 300)
+	e.append(t, "p", "main", "t", 2800, 1000, 1000)
+	v, err := e.s.Table(ctx, "p", "main", "t")
+	require.NoError(t, err)
+	blocks := v.Blocks()
+	require.Greater(t, len(blocks), 4)
+
+	for _, tc := range []struct {
+		name       string
+		first, end int
+		cols       []string
+		batchBytes int64
+	}{
+		{"all, big batches", 0, len(blocks), nil, 1 << 30},
+		{"all, small batches", 0, len(blocks), nil, 4 << 10},
+		{"one-row batches", 1, 3, nil, 1},
+		{"middle range, projection reordered", 2, len(blocks) - 1, []string{"blob", "id"}, 16 << 10},
+		{"empty range", 3, 3, nil, 1 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ids []int64
+			var batches int
+			for rec, err := range e.s.ScanBatches(ctx, v, tc.cols, tc.first, tc.end, tc.batchBytes) {
+				require.NoError(t, err)
+				batches++
+				if tc.cols == nil {
+					for i := range int(rec.NumRows()) {
+						checkRow(t, rec, i, rec.Column(0).(*array.Int64).Value(i))
+					}
+					ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+				} else {
+					require.Equal(t, "blob", rec.Schema().Field(0).Name)
+					require.Equal(t, "id", rec.Schema().Field(1).Name)
+					for i := range int(rec.NumRows()) {
+						require.Equal(t, blobFor(rec.Column(1).(*array.Int64).Value(i)), rec.Column(0).(*array.Binary).Value(i))
+					}
+					ids = append(ids, rec.Column(1).(*array.Int64).Int64Values()...)
+				}
+				rec.Release()
+			}
+			var want []int64
+			if tc.end > tc.first {
+				last := blocks[tc.end-1]
+				want = seq(blocks[tc.first].FirstRow, last.FirstRow+last.Rows-blocks[tc.first].FirstRow)
+			}
+			require.Equal(t, want, ids)
+			if tc.batchBytes == 1 {
+				require.Equal(t, len(want), batches)
+			}
+		})
+	}
+
+	for _, bad := range [][2]int{{-1, 1}, {0, len(blocks) + 1}, {3, 2}} {
+		for rec, err := range e.s.ScanBatches(ctx, v, nil, bad[0], bad[1], 1<<20) {
+			require.Nil(t, rec)
+			require.ErrorIs(t, err, tables.ErrBlockOutOfRange)
+		}
+	}
+	for rec, err := range e.s.ScanBatches(ctx, v, []string{"nope"}, 0, 1, 1<<20) {
+		require.Nil(t, rec)
+		require.ErrorIs(t, err, tables.ErrColumnNotFound)
+	}
+	// Stopping early releases everything (the checked allocator verifies).
+	for rec, err := range e.s.ScanBatches(ctx, v, nil, 0, len(blocks), 1<<10) {
+		require.NoError(t, err)
+		rec.Release()
+		break
+	}
+}
