@@ -27,8 +27,8 @@ type Options struct {
 	// scan's row groups are grouped, in order, into endpoints of about
 	// this many bytes (never splitting a row group).
 	EndpointBytes int64
-	// Prefetch is how many row groups DoGet reads ahead of the one it is
-	// sending (0: read and send in turn).
+	// Prefetch is how many batches DoGet decodes ahead of the one it is
+	// sending (0: decode and send in turn).
 	Prefetch int
 	// ShutdownGrace is how long Serve lets running calls finish after its
 	// context ends before it cancels them.
@@ -36,13 +36,13 @@ type Options struct {
 }
 
 // DefaultOptions: 256 MiB put messages, 3 MiB scan batches, 128 MiB
-// endpoints, one row group read ahead, 10 s shutdown grace.
+// endpoints, 4 batches decoded ahead, 10 s shutdown grace.
 func DefaultOptions() Options {
 	return Options{
 		MaxRecvMessageBytes: 256 << 20,
 		BatchBytes:          3 << 20,
 		EndpointBytes:       128 << 20,
-		Prefetch:            1,
+		Prefetch:            4,
 		ShutdownGrace:       10 * time.Second,
 	}
 }

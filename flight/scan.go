@@ -295,13 +295,14 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 		}
 	}()
 
-	// Read blocks ahead of the one being sent. The reader stops when ctx
-	// ends; whatever it already queued is released by the drain below.
+	// Decode batches ahead of the one being sent, so that Parquet decoding
+	// and sending overlap. The reader stops when ctx ends; whatever it had
+	// queued is released by the drain below.
 	ctx, cancel := context.WithCancel(ctx)
 	blocks := make(chan blockResult, s.opts.Prefetch)
 	go func() {
 		defer close(blocks)
-		for rec, err := range s.tables.Scan(ctx, v, st.Columns, st.First, st.End) {
+		for rec, err := range s.tables.ScanBatches(ctx, v, st.Columns, st.First, st.End, s.opts.BatchBytes) {
 			select {
 			case blocks <- blockResult{rec, err}:
 			case <-ctx.Done():
@@ -337,7 +338,8 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	return ctx.Err()
 }
 
-// sendSliced writes rec as batches of at most BatchBytes (when rows allow).
+// sendSliced writes rec as batches of at most BatchBytes (when rows
+// allow). ScanBatches aims at that size already; slicing enforces it.
 func (s *Service) sendSliced(w *arrowflight.Writer, rec arrow.RecordBatch) error {
 	for _, r := range sliceRanges(rec, s.opts.BatchBytes) {
 		var err error

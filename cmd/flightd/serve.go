@@ -44,7 +44,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	sizeVar(fs, &cfg.flight.MaxRecvMessageBytes, "max-message-size", "largest gRPC message accepted, i.e. one DoPut batch: a `SIZE` like 256MiB, 64KiB or 1048576")
 	size64Var(fs, &cfg.flight.BatchBytes, "scan-batch-size", "target `SIZE` of one DoGet batch; keep it under 4MiB, gRPC clients' default limit")
 	size64Var(fs, &cfg.flight.EndpointBytes, "scan-endpoint-size", "target Parquet `SIZE` of one scan endpoint (row groups are grouped into endpoints of about this size)")
-	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "row groups a DoGet reads ahead of the one it sends (`N`)")
+	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
 	fs.Int64Var(&cfg.tables.RowGroupRows, "row-group-rows", cfg.tables.RowGroupRows, "most rows in one Parquet row group of a written file (`N`)")
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")

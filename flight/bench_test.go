@@ -1,0 +1,319 @@
+package flight_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/internal/s3test"
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+)
+
+// The benchmark table: four numeric columns and a 1 KiB binary column of
+// incompressible bytes; 1 Mi rows (WEFT_BENCH_ROWS overrides) is about 1 GiB.
+var benchSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "score", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "weight", Type: arrow.PrimitiveTypes.Float32},
+	{Name: "blob", Type: arrow.BinaryTypes.Binary},
+}, nil)
+
+func benchRows() int64 {
+	if n, err := strconv.ParseInt(os.Getenv("WEFT_BENCH_ROWS"), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 1 << 20
+}
+
+// benchBatch builds rows [start, start+n) of the benchmark table.
+func benchBatch(rng *rand.Rand, start, n int64) arrow.RecordBatch {
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, benchSchema)
+	defer bld.Release()
+	blob := make([]byte, 1024)
+	for i := start; i < start+n; i++ {
+		bld.Field(0).(*array.Int64Builder).Append(i)
+		bld.Field(1).(*array.Int64Builder).Append(i % 1000)
+		bld.Field(2).(*array.Float64Builder).Append(rng.Float64())
+		bld.Field(3).(*array.Float32Builder).Append(rng.Float32())
+		for j := 0; j < len(blob); j += 8 {
+			v := rng.Uint64()
+			for k := range 8 {
+				blob[j+k] = byte(v >> (8 * k))
+			}
+		}
+		bld.Field(4).(*array.BinaryBuilder).Append(blob)
+	}
+	return bld.NewRecordBatch()
+}
+
+// genReader yields the benchmark table in batches of 8,192 rows.
+type genReader struct {
+	rng       *rand.Rand
+	rows, pos int64
+	cur       arrow.RecordBatch
+}
+
+func newGenReader(rows int64) *genReader {
+	return &genReader{rng: rand.New(rand.NewChaCha8([32]byte{1})), rows: rows}
+}
+
+func (g *genReader) Schema() *arrow.Schema { return benchSchema }
+func (g *genReader) Next() bool {
+	if g.cur != nil {
+		g.cur.Release()
+		g.cur = nil
+	}
+	if g.pos >= g.rows {
+		return false
+	}
+	n := min(8192, g.rows-g.pos)
+	g.cur = benchBatch(g.rng, g.pos, n)
+	g.pos += n
+	return true
+}
+func (g *genReader) RecordBatch() arrow.RecordBatch { return g.cur }
+func (g *genReader) Record() arrow.RecordBatch      { return g.cur }
+func (g *genReader) Err() error                     { return nil }
+func (g *genReader) Retain()                        {}
+func (g *genReader) Release() {
+	if g.cur != nil {
+		g.cur.Release()
+		g.cur = nil
+	}
+}
+
+func recBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += arrayBytesOf(c.Data(), c.Data().Offset(), c.Len())
+	}
+	return n
+}
+
+// arrayBytesOf counts the bytes a (possibly sliced) array's rows occupy,
+// for the flat types of the benchmark table.
+func arrayBytesOf(d arrow.ArrayData, off, n int) int64 {
+	switch d.DataType().ID() {
+	case arrow.BINARY:
+		offsets := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		return int64(offsets[off+n]-offsets[off]) + int64(4*n)
+	default:
+		return int64(n * d.DataType().(arrow.FixedWidthDataType).BitWidth() / 8)
+	}
+}
+
+// dialBench connects with gRPC's default receive limit, as a plain client would.
+func dialBench(b *testing.B, addr string) arrowflight.Client {
+	c, err := arrowflight.NewClientWithMiddleware(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(b, err)
+	return c
+}
+
+// readStreams reads tickets over `streams` concurrent streams (stream k
+// reads tickets k, k+streams, …) and returns the Arrow bytes received.
+func readStreams(ctx context.Context, c arrowflight.Client, tickets []*arrowflight.Ticket, streams int) (int64, error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		total int64
+		errs  []error
+	)
+	for k := range streams {
+		wg.Go(func() {
+			var n int64
+			for i := k; i < len(tickets); i += streams {
+				stream, err := c.DoGet(ctx, tickets[i])
+				if err == nil {
+					var r *arrowflight.Reader
+					if r, err = arrowflight.NewRecordReader(stream); err == nil {
+						for r.Next() {
+							n += recBytes(r.RecordBatch())
+						}
+						err = r.Err()
+						r.Release()
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+			mu.Lock()
+			total += n
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+// ceilingServer resends one prebuilt batch until `total` bytes are sent:
+// arrow-go Flight with no Weft code, the loopback ceiling.
+type ceilingServer struct {
+	arrowflight.BaseFlightServer
+	rec   arrow.RecordBatch
+	total int64
+}
+
+func (s *ceilingServer) DoGet(_ *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
+	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(s.rec.Schema()))
+	defer w.Close()
+	for sent := int64(0); sent < s.total; sent += recBytes(s.rec) {
+		if err := w.Write(s.rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func serveBench(b *testing.B, register func(*grpc.Server)) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(256<<20), grpc.MaxSendMsgSize(256<<20))
+	register(srv)
+	go func() { _ = srv.Serve(lis) }()
+	b.Cleanup(srv.Stop)
+	return lis.Addr().String()
+}
+
+// BenchmarkScan measures DoGet scan throughput (Arrow bytes received per
+// second by a Go client) of a ~1 GiB table with a 1 KiB binary column, on
+// 1 and 2 parallel endpoint streams, from the fs store and from MinIO, and
+// the ceiling: arrow-go Flight resending one prebuilt batch of the size
+// Weft sends (Options.BatchBytes) over loopback.
+//
+//	make bench-flight    (or: go test -run '^$' -bench BenchmarkScan -benchtime 1x ./flight/)
+func BenchmarkScan(b *testing.B) {
+	if testing.Short() {
+		b.Skip("the scan benchmark writes ~1 GiB twice; not in -short")
+	}
+	rows := benchRows()
+	opts := flight.DefaultOptions()
+	results := map[string]float64{}
+	measure := func(name string, addr string, tickets func(arrowflight.Client) []*arrowflight.Ticket, streams int, want int64) {
+		b.Run(name, func(b *testing.B) {
+			c := dialBench(b, addr)
+			defer c.Close()
+			tkts := tickets(c)
+			for b.Loop() {
+				start := time.Now()
+				n, err := readStreams(context.Background(), c, tkts, streams)
+				require.NoError(b, err)
+				require.Equal(b, want, n)
+				results[name] = float64(n) / 1e6 / time.Since(start).Seconds()
+				b.SetBytes(n)
+			}
+		})
+	}
+
+	// The table's Arrow size, and one batch the size DoGet sends.
+	var tableBytes int64
+	g := newGenReader(rows)
+	for g.Next() {
+		tableBytes += recBytes(g.RecordBatch())
+	}
+	g.Release()
+	probe := benchBatch(rand.New(rand.NewPCG(1, 1)), 0, 8192)
+	r := sliceRows(probe, opts.BatchBytes)
+	batch := probe.NewSlice(0, r)
+	probe.Release()
+	defer batch.Release()
+	b.Logf("table: %d rows, %.1f MiB of Arrow; DoGet batches of %d rows (%.2f MiB)", rows, float64(tableBytes)/(1<<20), r, float64(recBytes(batch))/(1<<20))
+
+	ceil := &ceilingServer{rec: batch, total: tableBytes}
+	ceilAddr := serveBench(b, func(s *grpc.Server) { arrowflight.RegisterFlightServiceServer(s, ceil) })
+	for _, streams := range []int{1, 2} {
+		ceil.total = tableBytes / int64(streams)
+		per := (ceil.total + recBytes(batch) - 1) / recBytes(batch) * recBytes(batch)
+		measure(fmt.Sprintf("ceiling/streams=%d", streams), ceilAddr, func(arrowflight.Client) []*arrowflight.Ticket {
+			out := make([]*arrowflight.Ticket, streams)
+			for i := range out {
+				out[i] = &arrowflight.Ticket{Ticket: []byte("x")}
+			}
+			return out
+		}, streams, per*int64(streams))
+	}
+
+	stores := []struct {
+		name string
+		open func(b *testing.B) bucket.Bucket
+	}{
+		{"fs", func(b *testing.B) bucket.Bucket {
+			fsb, err := bucket.NewFS(b.TempDir())
+			require.NoError(b, err)
+			return fsb
+		}},
+		{"minio", func(b *testing.B) bucket.Bucket { return s3test.SharedMinIO(b).NewBucket(b, "bench-flight") }},
+	}
+	for _, st := range stores {
+		bk := st.open(b)
+		v, err := versions.New(bk, versions.DefaultOptions())
+		require.NoError(b, err)
+		ts, err := tables.New(v, tables.DefaultOptions())
+		require.NoError(b, err)
+		ctx := context.Background()
+		_, err = v.CreateProject(ctx, "bench")
+		require.NoError(b, err)
+		start := time.Now()
+		g := newGenReader(rows)
+		res, err := ts.Append(ctx, "bench", "main", "t", g, "")
+		g.Release()
+		require.NoError(b, err)
+		b.Logf("%s: appended %d rows (%.1f MiB Parquet, %d row groups) in %v", st.name, res.Rows, float64(res.File.Size)/(1<<20), len(res.File.RowGroups), time.Since(start).Round(time.Millisecond))
+
+		svc, err := flight.New(ts, opts)
+		require.NoError(b, err)
+		addr := serveBench(b, func(s *grpc.Server) { arrowflight.RegisterFlightServiceServer(s, svc) })
+		tickets := func(c arrowflight.Client) []*arrowflight.Ticket {
+			info, err := c.GetFlightInfo(ctx, pathDesc("bench", "main", "t"))
+			require.NoError(b, err)
+			out := make([]*arrowflight.Ticket, len(info.Endpoint))
+			for i, ep := range info.Endpoint {
+				out[i] = ep.Ticket
+			}
+			return out
+		}
+		for _, streams := range []int{1, 2} {
+			measure(fmt.Sprintf("%s/streams=%d", st.name, streams), addr, tickets, streams, tableBytes)
+		}
+	}
+
+	fmt.Fprintf(os.Stdout, "\nDoGet scan throughput, %d rows (%.0f MiB Arrow, 1 KiB binary column), Go client, loopback:\n", rows, float64(tableBytes)/(1<<20))
+	for _, name := range []string{"ceiling/streams=1", "ceiling/streams=2", "fs/streams=1", "fs/streams=2", "minio/streams=1", "minio/streams=2"} {
+		if v, ok := results[name]; ok {
+			fmt.Fprintf(os.Stdout, "  %-18s %8.0f MB/s", name, v)
+			if c, ok := results["ceiling/streams=1"]; ok && name != "ceiling/streams=1" {
+				fmt.Fprintf(os.Stdout, "   %5.1f%% of the single-stream ceiling", 100*v/c)
+			}
+			fmt.Fprintln(os.Stdout)
+		}
+	}
+}
+
+// sliceRows is how many rows of rec the first DoGet batch holds.
+func sliceRows(rec arrow.RecordBatch, target int64) int64 {
+	per := recBytes(rec) / rec.NumRows()
+	return max(1, target/per)
+}
