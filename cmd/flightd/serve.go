@@ -25,12 +25,13 @@ type serveConfig struct {
 	logFormat string
 	flight    flight.Options
 	tables    tables.Options
+	versions  versions.Options
 }
 
 func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fo, to := flight.DefaultOptions(), tables.DefaultOptions()
-	*cfg = serveConfig{store: bucket.DefaultStore, addr: "127.0.0.1:8815", logLevel: "info", logFormat: "text", flight: fo, tables: to}
+	fo, to, vo := flight.DefaultOptions(), tables.DefaultOptions(), versions.DefaultOptions()
+	*cfg = serveConfig{store: bucket.DefaultStore, addr: "127.0.0.1:8815", logLevel: "info", logFormat: "text", flight: fo, tables: to, versions: vo}
 
 	fs.StringVar(&cfg.store, "store", cfg.store, "store `URL`: a directory, file://DIR, or s3://BUCKET[/PREFIX]")
 	fs.StringVar(&cfg.s3.Endpoint, "s3-endpoint", "", "S3 endpoint `URL` for s3:// stores, e.g. http://127.0.0.1:9000 (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
@@ -48,6 +49,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
 	fs.Int64Var(&cfg.tables.RowGroupRows, "row-group-rows", cfg.tables.RowGroupRows, "most rows in one Parquet row group of a written file (`N`)")
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")
+	fs.IntVar(&cfg.versions.MaxAttempts, "commit-attempts", cfg.versions.MaxAttempts, "tries of a commit that keeps losing the race for its branch before the put fails with ABORTED (`N`)")
 
 	fs.Usage = func() {
 		out := fs.Output()
@@ -124,11 +126,14 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg.flight.Logger, cfg.tables.Logger = log, log
+	cfg.flight.Logger, cfg.tables.Logger, cfg.versions.Logger = log, log, log
 	if err := cfg.flight.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	if err := cfg.tables.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	if err := cfg.versions.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 
@@ -138,9 +143,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("cannot open the store: %v", err)
 	}
-	vo := versions.DefaultOptions()
-	vo.Logger = log
-	v, err := versions.New(b, vo)
+	v, err := versions.New(b, cfg.versions)
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -11,12 +11,12 @@ import pyarrow.flight as fl
 import pytest
 
 from conftest import SMALL, Flightd, fs_store
-from weftflight import action, make_table, put, read, rows, scan_info
+from weftflight import CODES, action, make_table, put, read, rows, scan_info
 
 SERVE_FLAGS = ["--store", "--addr", "--log-level", "--log-format", "--s3-endpoint", "--s3-access-key",
                "--s3-secret-key", "--s3-region", "--max-message-size", "--scan-batch-size",
                "--scan-endpoint-size", "--scan-prefetch", "--shutdown-grace", "--row-group-rows",
-               "--row-group-size"]
+               "--row-group-size", "--commit-attempts"]
 
 
 def run(binary, *args, env=None, timeout=120):
@@ -154,5 +154,47 @@ def test_sigkill_during_put_leaves_branch(flightd_bin, store, tmp_path):
     after = put(c, ["p", "main", "t"], make_table(1000, 10))
     assert action(c, "log", {"project": "p", "ref": "main", "limit": 2})[1]["commit"] == before["commit"]
     assert scan_info(c, "p", "main", "t").total_records == 1010 and after["rows"] == 10
+    c.close()
+    assert d.stop() == 0
+
+
+def test_lost_race_is_aborted(flightd_bin, store, tmp_path):
+    """With one commit attempt, concurrent puts to one branch lose races:
+    the losers get ABORTED (pyarrow: FlightInternalError, "aborted error"),
+    the winners' commits are all there, and no loser's rows are visible."""
+    import threading
+
+    d = Flightd(flightd_bin, store, tmp_path, ["--commit-attempts", "1"]).start()
+    c = d.client()
+    action(c, "create_project", {"project": "p"})
+    cls, text = CODES["Aborted"]
+    aborted, won = [], []
+    for rnd in range(10):
+        errors = []
+
+        def writer(i):
+            cc = d.client()
+            try:
+                won.append(put(cc, ["p", "main", f"t{rnd}-{i}"], make_table(0, 5)))
+            except Exception as e:  # noqa: BLE001 - checked below
+                errors.append(e)
+            finally:
+                cc.close()
+
+        threads = [threading.Thread(target=writer, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for e in errors:
+            assert isinstance(e, cls) and text in str(e) and "contended" in str(e), repr(e)
+        aborted += errors
+        if aborted:
+            break
+    assert aborted, "no put lost a race in 10 rounds of 6"
+    log = action(c, "log", {"project": "p", "ref": "main"})
+    assert len(log) == 1 + len(won)
+    assert {x["commit"] for x in won} <= {x["commit"] for x in log}
+    assert len(list(c.list_flights(b"p"))) == len(won)
     c.close()
     assert d.stop() == 0

@@ -74,5 +74,6 @@ CODES = {
     "NotFound": (pa.ArrowKeyError, "not found error"),
     "AlreadyExists": (pa.ArrowException, "already exists error"),
     "Unimplemented": (pa.ArrowNotImplementedError, "unimplemented error"),
+    "Aborted": (fl.FlightInternalError, "aborted error"),
     "Internal": (fl.FlightInternalError, "internal error"),
 }
