@@ -2,6 +2,7 @@ package flight_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,12 +12,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -155,7 +157,7 @@ func forge(payload string) []byte { return forgeKind(1, payload) }
 func forgeKind(kind byte, payload string) []byte {
 	t := append([]byte("weft"), 1, kind)
 	t = append(t, payload...)
-	sum := sha256Sum(t)
+	sum := sha256.Sum256(t)
 	return append(t, sum[:8]...)
 }
 
@@ -172,7 +174,7 @@ func TestPutCancelledCommitsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	stream, err := e.client.DoPut(ctx)
 	require.NoError(t, err)
-	w := arrowflight.NewRecordWriter(stream, ipcSchema(testSchema), ipcAlloc(e.cmem))
+	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(testSchema), ipc.WithAllocator(e.cmem))
 	w.SetFlightDescriptor(pathDesc("p", "main", "t"))
 	for i := range 20 {
 		rec := makeBatch(e.cmem, int64(i)*100, 100, 1024)
@@ -250,4 +252,17 @@ func TestDefaultClientReadsBigRows(t *testing.T) {
 	require.GreaterOrEqual(t, batches, 8)
 }
 
-var _ = memory.NewGoAllocator
+// TestPutMessageLimit: a put batch above MaxRecvMessageBytes is refused
+// with ResourceExhausted and commits nothing; one below it is fine.
+func TestPutMessageLimit(t *testing.T) {
+	b := bucket.NewMem()
+	e := newEnv(t, b, envOpts{flight: func(o *flight.Options) { o.MaxRecvMessageBytes = 1 << 20 }})
+	e.createProject("p")
+	before := snapshot(t, b)
+	_, err := e.put(ctxT(t), pathDesc("p", "main", "t"), testSchema, makeBatch(e.cmem, 0, 2048, 1024)) // ~2 MiB
+	requireCode(t, err, codes.ResourceExhausted)
+	require.Equal(t, before, snapshot(t, b))
+	res, err := e.put(ctxT(t), pathDesc("p", "main", "t"), testSchema, makeBatch(e.cmem, 0, 512, 1024))
+	require.NoError(t, err)
+	require.EqualValues(t, 512, res.Rows)
+}

@@ -2,7 +2,6 @@ package flight_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -350,8 +349,3 @@ func sortedKeys[M ~map[K]V, K ~string, V any](m M) []K {
 	slices.Sort(ks)
 	return ks
 }
-
-func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
-
-func ipcSchema(s *arrow.Schema) ipc.Option   { return ipc.WithSchema(s) }
-func ipcAlloc(m memory.Allocator) ipc.Option { return ipc.WithAllocator(m) }

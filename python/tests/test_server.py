@@ -5,6 +5,9 @@ import os
 import signal
 import socket
 import subprocess
+import sys
+import threading
+import time
 
 import pyarrow as pa
 import pyarrow.flight as fl
@@ -162,8 +165,6 @@ def test_lost_race_is_aborted(flightd_bin, store, tmp_path):
     """With one commit attempt, concurrent puts to one branch lose races:
     the losers get ABORTED (pyarrow: FlightInternalError, "aborted error"),
     the winners' commits are all there, and no loser's rows are visible."""
-    import threading
-
     d = Flightd(flightd_bin, store, tmp_path, ["--commit-attempts", "1"]).start()
     c = d.client()
     action(c, "create_project", {"project": "p"})
@@ -196,5 +197,68 @@ def test_lost_race_is_aborted(flightd_bin, store, tmp_path):
     assert len(log) == 1 + len(won)
     assert {x["commit"] for x in won} <= {x["commit"] for x in log}
     assert len(list(c.list_flights(b"p"))) == len(won)
+    c.close()
+    assert d.stop() == 0
+
+
+CLIENT_THAT_DIES = r"""
+import sys, pyarrow as pa, pyarrow.flight as fl
+sys.path.insert(0, sys.argv[2])
+from weftflight import make_table
+c = fl.connect(sys.argv[1])
+batch = make_table(5000, 1000, blob_len=512).to_batches()[0]
+writer, _ = c.do_put(fl.FlightDescriptor.for_path("p", "main", "t"), batch.schema)
+for i in range(100000):
+    writer.write_batch(batch)
+    if i == 20:
+        print("streaming", flush=True)
+"""
+
+
+def test_client_killed_mid_put_commits_nothing(flightd_bin, store, tmp_path, server):
+    """A client SIGKILLed in the middle of a DoPut: the branch stays at its
+    previous commit and the store goes back to exactly what it held."""
+    c = server.client()
+    action(c, "create_project", {"project": "p"})
+    before = put(c, ["p", "main", "t"], make_table(0, 100))
+    snap = store.snapshot()
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.Popen([sys.executable, "-c", CLIENT_THAT_DIES, server.location, here], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"streaming"
+    proc.kill()
+    proc.wait()
+    # Wait until the server has finished the put (its call log line), then look.
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        log = server.log_text()
+        if '"code":"Canceled"' in log or '"code":"Unavailable"' in log:
+            break
+        time.sleep(0.05)
+    log = server.log_text()
+    assert '"code":"Canceled"' in log or '"code":"Unavailable"' in log, log[-3000:]
+    assert store.snapshot() == snap, "the dead client's put left objects behind"
+    assert action(c, "list_branches", {"project": "p"}) == [{"branch": "main", "commit": before["commit"]}]
+    c.close()
+
+
+def test_internal_error_is_logged_not_leaked(flightd_bin, tmp_path):
+    """A corrupt manifest is a server fault: INTERNAL with an error id; the
+    cause (with the file name) is in the server log, not in the message."""
+    store = fs_store(tmp_path / "store")
+    d = Flightd(flightd_bin, store, tmp_path).start()
+    c = d.client()
+    action(c, "create_project", {"project": "p"})
+    put(c, ["p", "main", "t"], make_table(0, 10))
+    [manifest] = (tmp_path / "store" / "projects" / "p" / "manifests").iterdir()
+    manifest.write_text('{"format": 1, "table": "t", "files": []}')
+    cls, text = CODES["Internal"]
+    with pytest.raises(cls) as exc:
+        scan_info(c, "p", "main", "t")
+    msg = str(exc.value)
+    assert text in msg and "error id" in msg and manifest.name not in msg
+    error_id = msg.split("error id ")[1].split(")")[0]
+    records = [json.loads(line) for line in d.log_text().splitlines() if line.startswith("{")]
+    [rec] = [r for r in records if r.get("error_id") == error_id]
+    assert rec["msg"] == "internal error" and manifest.name in rec["err"]
     c.close()
     assert d.stop() == 0
