@@ -47,6 +47,10 @@ func code(err error) codes.Code {
 		errors.Is(err, versions.ErrInvalid),
 		errors.Is(err, bucket.ErrInvalidKey):
 		return codes.InvalidArgument
+	case errors.Is(err, versions.ErrManifestNotFound):
+		// Clients never name manifests: a commit's missing manifest is
+		// damage to the store.
+		return codes.Internal
 	case errors.Is(err, versions.ErrNotFound):
 		return codes.NotFound
 	case errors.Is(err, versions.ErrAlreadyExists):

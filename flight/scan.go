@@ -263,7 +263,7 @@ func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_
 	return s.status(ctx, "DoGet", err)
 }
 
-type blockResult struct {
+type batchResult struct {
 	rec arrow.RecordBatch
 	err error
 }
@@ -299,12 +299,12 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	// and sending overlap. The reader stops when ctx ends; whatever it had
 	// queued is released by the drain below.
 	ctx, cancel := context.WithCancel(ctx)
-	blocks := make(chan blockResult, s.opts.Prefetch)
+	batches := make(chan batchResult, s.opts.Prefetch)
 	go func() {
-		defer close(blocks)
+		defer close(batches)
 		for rec, err := range s.tables.ScanBatches(ctx, v, st.Columns, st.First, st.End, s.opts.BatchBytes) {
 			select {
-			case blocks <- blockResult{rec, err}:
+			case batches <- batchResult{rec, err}:
 			case <-ctx.Done():
 				if rec != nil {
 					rec.Release()
@@ -318,14 +318,14 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	}()
 	defer func() {
 		cancel()
-		for b := range blocks {
+		for b := range batches {
 			if b.rec != nil {
 				b.rec.Release()
 			}
 		}
 	}()
 
-	for b := range blocks {
+	for b := range batches {
 		if b.err != nil {
 			return b.err
 		}
