@@ -56,7 +56,7 @@ func TestCode(t *testing.T) {
 		{wrap(status.Error(codes.ResourceExhausted, "grpc: received message larger than max")), codes.ResourceExhausted},
 		{wrap(versions.ErrCorrupt), codes.Internal},
 		{wrap(versions.ErrManifestNotFound), codes.Internal}, // clients never name manifests
-		{wrap(bucket.ErrNotFound), codes.Internal}, // a missing data file is the server's fault
+		{wrap(bucket.ErrNotFound), codes.Internal},           // a missing data file is the server's fault
 		{wrap(bucket.ErrTooLarge), codes.Internal},
 		{errors.New("disk on fire"), codes.Internal},
 	}
