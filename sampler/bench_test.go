@@ -2,7 +2,9 @@ package sampler
 
 import (
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // acceptanceSpec is the run of the issue: seed 2048, B, weights 0.3/0.7, a
@@ -44,8 +46,20 @@ func mustPlan(tb testing.TB, s Spec) *Plan {
 	return p
 }
 
-func perSample(b *testing.B, samples int) {
+// perSample reports wall-clock and CPU nanoseconds per sample (the CPU
+// figure is steadier on a shared machine).
+func perSample(b *testing.B, samples int, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(samples), "cpu-ns/sample")
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkBatch: global batches at consecutive steps, as the serving layer
@@ -64,11 +78,12 @@ func BenchmarkBatch(b *testing.B) {
 			p := mustPlan(b, tc.spec)
 			var dst []Sample
 			var step int64
+			cpu0 := cpuTime()
 			for b.Loop() {
 				dst, _ = p.Batch(step, dst)
 				step = (step + 1) % p.Steps()
 			}
-			perSample(b, p.BatchSize())
+			perSample(b, p.BatchSize(), cpu0)
 		})
 	}
 }
@@ -89,11 +104,39 @@ func BenchmarkRankSlice(b *testing.B) {
 			p := mustPlan(b, tc.spec)
 			var dst []Sample
 			var step int64
+			cpu0 := cpuTime()
 			for b.Loop() {
 				dst, _ = p.RankSlice(step, 3, tc.world, dst)
 				step = (step + 1) % p.Steps()
 			}
-			perSample(b, p.BatchSize()/tc.world)
+			perSample(b, p.BatchSize()/tc.world, cpu0)
+		})
+	}
+}
+
+// BenchmarkRankSlicesAllRanks: every rank's slice of each step in turn, as
+// one server serving all ranks of a job sees them.
+func BenchmarkRankSlicesAllRanks(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		spec  Spec
+		world int
+	}{
+		{"2comp/B=64/W=8", acceptanceSpec(64), 8},
+		{"2comp/B=1024/W=8", acceptanceSpec(1024), 8},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			p := mustPlan(b, tc.spec)
+			var dst []Sample
+			var step int64
+			cpu0 := cpuTime()
+			for b.Loop() {
+				for r := range tc.world {
+					dst, _ = p.RankSlice(step, r, tc.world, dst)
+				}
+				step = (step + 1) % p.Steps()
+			}
+			perSample(b, p.BatchSize(), cpu0)
 		})
 	}
 }

@@ -45,9 +45,9 @@ const (
 )
 
 // feistelRounds is the number of rounds of the bijection. Eight rounds of a
-// multiply-xorshift round function make the joint distribution of the images
-// of two points indistinguishable from uniform in chi-square tests over
-// domains from 33 up (four rounds do not; see perm_test.go).
+// multiply-shift round function make the joint distribution of the images of
+// two points indistinguishable from uniform in chi-square tests over domains
+// from 33 up; four rounds fail those tests badly and six marginally.
 const feistelRounds = 8
 
 // smallPerm: domains up to this size are shuffled exactly by Fisher–Yates
@@ -62,17 +62,18 @@ const smallPerm = 64
 // [0, b), b = ⌈n/a⌉, so the network permutes [0, a·b) ⊇ [0, n) and
 // a·b - n < a ≈ √n: the walk (apply again until the value falls below n) is
 // rarely needed. Round i has keys c_i = mix(K + (2i+1)·golden) and odd
-// d_i = mix(K + (2i+2)·golden) | 1, K = derive(key, tagFeistel), and the
-// round function
-// F_i(v) = h ^ (h >> 29) with h = (v ^ c_i)·d_i mod 2^64:
+// d_i = mix(K + (2i+2)·golden) | 1, K = derive(key, tagFeistel), and
+// h_i(v) = (v ^ c_i)·d_i mod 2^64 (multiply-shift hashing: its top bits
+// depend on every bit of v):
 //
-//	even i: lo ^= (F_i(hi) >> 32) mod a
-//	odd i:  hi = (hi + ⌊F_i(lo)·b / 2^64⌋) mod b
+//	even i: lo ^= h_i(hi) >> (64-j)             (the top j bits)
+//	odd i:  hi = (hi + ⌊h_i(lo)·b / 2^64⌋) mod b
 //
 // Each round is a bijection whatever a and b are.
 //
 // For 2 ≤ n ≤ smallPerm it is the Fisher–Yates shuffle that, for i from n-1
-// down to 1, swaps slot i with slot ⌊mix(key + (n-i)·golden)·(i+1) / 2^64⌋.
+// down to 1, swaps slot i with slot ⌊r_t·(i+1) / 2^32⌋, where t = n-1-i and
+// r_t is the high (t even) or low (t odd) 32 bits of mix(key + (⌊t/2⌋+1)·golden).
 // The zero perm and any perm with n ≤ 1 are the identity.
 type perm struct {
 	n     uint64
@@ -94,8 +95,16 @@ func newPerm(key, n uint64) perm {
 		for i := range n {
 			p.fwd[i] = uint8(i)
 		}
+		var u uint64
 		for i := n - 1; i > 0; i-- {
-			j, _ := bits.Mul64(mix(key+(n-i)*golden), i+1)
+			// One 64-bit draw serves two swaps: its high half, then its low.
+			t := n - 1 - i
+			if t%2 == 0 {
+				u = mix(key + (t/2+1)*golden)
+			} else {
+				u <<= 32
+			}
+			j := (u >> 32) * (i + 1) >> 32
 			p.fwd[i], p.fwd[j] = p.fwd[j], p.fwd[i]
 		}
 		for i := range n {
@@ -115,10 +124,7 @@ func newPerm(key, n uint64) perm {
 	return p
 }
 
-func (p *perm) round(i int, v uint64) uint64 {
-	h := (v ^ p.c[i]) * p.d[i]
-	return h ^ h>>29
-}
+func (p *perm) round(i int, v uint64) uint64 { return (v ^ p.c[i]) * p.d[i] }
 
 // addMod returns (x + ⌊h·b/2^64⌋) mod b for x < b.
 func addMod(x, h, b uint64) uint64 {
@@ -142,7 +148,7 @@ func subMod(x, h, b uint64) uint64 {
 func (p *perm) forward(x uint64) uint64 {
 	hi, lo := x>>p.shift, x&p.mask
 	for i := 0; i < feistelRounds; i += 2 {
-		lo ^= p.round(i, hi) >> 32 & p.mask
+		lo ^= p.round(i, hi) >> (64 - p.shift)
 		hi = addMod(hi, p.round(i+1, lo), p.b)
 	}
 	return hi<<p.shift | lo
@@ -152,7 +158,7 @@ func (p *perm) backward(x uint64) uint64 {
 	hi, lo := x>>p.shift, x&p.mask
 	for i := feistelRounds - 2; i >= 0; i -= 2 {
 		hi = subMod(hi, p.round(i+1, lo), p.b)
-		lo ^= p.round(i, hi) >> 32 & p.mask
+		lo ^= p.round(i, hi) >> (64 - p.shift)
 	}
 	return hi<<p.shift | lo
 }

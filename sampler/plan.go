@@ -32,6 +32,11 @@ type scratch struct {
 	count   []int64  // slots of each component at the step
 	marks   []uint64 // RankSlice: bitmap of batch indices
 	slots   []int32  // RankSlice: output slot of each batch index
+	// first, count and pos hold step `step` when stepOK: ranks served by one
+	// process ask for the same step in turn.
+	stepOK bool
+	step   int64
+	pos    perm
 }
 
 // NewPlan validates spec and precomputes the run: O(#blocks) time and memory.
@@ -103,9 +108,14 @@ func (p *Plan) checkStep(step int64) error {
 	return nil
 }
 
-// fill computes, for step s, each component's slot count and first draw:
-// C_i(s-1) = F_i·s + X_i(s) draws come before step s.
+// fill computes, for step s, each component's slot count and first draw
+// (C_i(s-1) = F_i·s + X_i(s) draws come before step s) and the positions.
 func (p *Plan) fill(sc *scratch, step int64) {
+	if sc.stepOK && sc.step == step {
+		return
+	}
+	sc.stepOK, sc.step = true, step
+	sc.pos = p.positions(step)
 	k := uint64(step)
 	p.shares.extras(k, sc.xsA)
 	p.shares.extras(k+1, sc.xsB)
@@ -199,7 +209,7 @@ func (p *Plan) Batch(step int64, dst []Sample) ([]Sample, error) {
 	defer p.put(sc)
 	p.fill(sc, step)
 	dst = slices.Grow(dst[:0], p.batch)[:p.batch]
-	pos := p.positions(step)
+	pos := &sc.pos
 	var x uint64
 	for i, c := range sc.cursors {
 		first, count := sc.first[i], sc.count[i]
@@ -232,7 +242,7 @@ func (p *Plan) RankSlice(step int64, rank, world int, dst []Sample) ([]Sample, e
 	p.fill(sc, step)
 	n := p.batch / world
 	dst = slices.Grow(dst[:0], n)[:n]
-	pos := p.positions(step)
+	pos := &sc.pos
 	// Find which sample x of the component-ordered batch lands at each of
 	// our positions, then evaluate them in increasing x, so that each stream
 	// is read forwards: a bitmap of the x's, and the slot of each.

@@ -360,17 +360,18 @@ func (c *cursor) row(k int64) int64 {
 	if st.window > 0 {
 		p = c.segStart + int64(c.inner.apply(uint64(o-c.segStart)))
 	}
+	// Last entry with pos ≤ p; written so the compiler emits a conditional
+	// move instead of an unpredictable branch.
 	tab := c.tab
-	lo, hi := 0, len(tab)
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if tab[mid].pos <= p {
-			lo = mid
-		} else {
-			hi = mid
+	base := 0
+	for n := len(tab); n > 1; {
+		half := n / 2
+		if tab[base+half].pos <= p {
+			base += half
 		}
+		n -= half
 	}
-	return tab[lo].row + p - tab[lo].pos
+	return tab[base].row + p - tab[base].pos
 }
 
 // enter makes window j current: its row order and the table of units that
