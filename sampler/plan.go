@@ -10,7 +10,6 @@ import (
 // Plan is a validated run with its precomputed state. Every method is a pure
 // function of the Spec and its arguments, and safe for concurrent use.
 type Plan struct {
-	seed    uint64
 	batch   int
 	steps   int64
 	weights []uint64
@@ -55,7 +54,6 @@ func NewPlan(spec Spec) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{
-		seed:    spec.Seed,
 		batch:   spec.BatchSize,
 		steps:   steps,
 		weights: weights,
@@ -151,10 +149,10 @@ func (p *Plan) Counts(step int64) []int {
 // DrawRange returns the draws of component i that the batch at step uses:
 // draw indices [lo, hi) of its stream. It panics if i or step is out of range.
 func (p *Plan) DrawRange(i int, step int64) (lo, hi int64) {
+	p.checkComponent(i)
 	if err := p.checkStep(step); err != nil {
-		panic(err)
+		panic("sampler: " + err.Error())
 	}
-	_ = p.streams[i]
 	sc := p.get()
 	defer p.put(sc)
 	p.fill(sc, step)
@@ -165,13 +163,10 @@ func (p *Plan) DrawRange(i int, step int64) (lo, hi int64) {
 // k mod N_i through that epoch's permutation. It panics if i is out of range
 // or k is negative.
 func (p *Plan) Draw(i int, k int64) int64 {
-	st := p.streams[i]
-	if k < 0 {
-		panic(fmt.Sprintf("sampler: negative draw index %d", k))
-	}
+	p.checkComponent(i)
+	p.checkDraw(k)
 	sc := p.get()
 	defer p.put(sc)
-	_ = st
 	return sc.cursors[i].row(k)
 }
 
@@ -179,15 +174,25 @@ func (p *Plan) Draw(i int, k int64) int64 {
 // first+1, …, first+len(dst)-1: the stream read in order, much faster than
 // calling Draw for each. It panics if i is out of range or first is negative.
 func (p *Plan) DrawRows(i int, first int64, dst []int64) {
-	_ = p.streams[i]
-	if first < 0 {
-		panic(fmt.Sprintf("sampler: negative draw index %d", first))
-	}
+	p.checkComponent(i)
+	p.checkDraw(first)
 	sc := p.get()
 	defer p.put(sc)
 	c := sc.cursors[i]
 	for t := range dst {
 		dst[t] = c.row(first + int64(t))
+	}
+}
+
+func (p *Plan) checkComponent(i int) {
+	if i < 0 || i >= len(p.streams) {
+		panic(fmt.Sprintf("sampler: component %d out of range [0, %d)", i, len(p.streams)))
+	}
+}
+
+func (p *Plan) checkDraw(k int64) {
+	if k < 0 {
+		panic(fmt.Sprintf("sampler: negative draw index %d", k))
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// MaxWeightTotal bounds the sum of the reduced integer weights, so that every
+// maxWeightTotal bounds the sum of the reduced integer weights, so that every
 // share computation fits in 128-bit integer arithmetic.
-const MaxWeightTotal = 1 << 62
+const maxWeightTotal = 1 << 62
 
 // reduceWeights turns positive finite float64 weights into the integers u_i
 // that define the shares (q_i = B·u_i/Σu). The reduction is exact and
@@ -22,7 +22,7 @@ const MaxWeightTotal = 1 << 62
 //  2. The decimals are scaled to a common power of ten and divided by the
 //     greatest common divisor: 0.3 and 0.7 become 3 and 7; 1 and 2.5 become
 //     2 and 5.
-//  3. Only if those integers sum above MaxWeightTotal (weights with many
+//  3. Only if those integers sum above maxWeightTotal (weights with many
 //     significant digits spread over many orders of magnitude) are they
 //     rounded to the nearest integer of a total 2^61 (ties to even), with a
 //     floor of 1, and divided by their gcd again. Each share then moves by
@@ -63,7 +63,7 @@ func reduceWeights(ws []float64) ([]uint64, error) {
 	}
 	divideByGCD(us)
 	total := sumBig(us)
-	if total.Cmp(big.NewInt(MaxWeightTotal)) > 0 {
+	if total.Cmp(big.NewInt(maxWeightTotal)) > 0 {
 		// u_i ← round(u_i · 2^61 / total), ties to even, at least 1.
 		two61 := new(big.Int).Lsh(big.NewInt(1), 61)
 		for i, u := range us {

@@ -57,7 +57,7 @@ func TestReduceWeightsRounded(t *testing.T) {
 		for _, u := range got {
 			require.Positive(t, u)
 			total += u
-			require.LessOrEqual(t, total, uint64(MaxWeightTotal))
+			require.LessOrEqual(t, total, uint64(maxWeightTotal))
 		}
 		// Exact shares of the decimal weights.
 		dec := make([]*big.Rat, n)
