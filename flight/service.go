@@ -69,7 +69,6 @@ func (s *Service) Ping(ctx context.Context) error {
 func (s *Service) NewServer() *grpc.Server {
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageBytes),
-		grpc.MaxSendMsgSize(s.opts.MaxRecvMessageBytes),
 		grpc.WaitForHandlers(true),
 		grpc.ChainUnaryInterceptor(s.logUnary),
 		grpc.ChainStreamInterceptor(s.logStream),
