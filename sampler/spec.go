@@ -42,10 +42,11 @@ type Component struct {
 // Shuffle configures the order of rows inside a component's epoch.
 type Shuffle struct {
 	// BufferRows is the size of the shuffle window in rows: blocks are
-	// permuted and rows are shuffled within windows of about BufferRows
-	// consecutive rows of the permuted blocks. 0 means block order only (the
-	// blocks are permuted, the rows of each block come in order). Recipes
-	// that do not say use DefaultBufferRows.
+	// permuted and rows are shuffled within windows of BufferRows to
+	// 2·BufferRows consecutive rows of the permuted blocks. 0 means block
+	// order only (the blocks are permuted, the rows of each block come in
+	// order), so the zero Shuffle is block order only: recipes that do not
+	// say must ask for DefaultShuffle().
 	BufferRows int64
 }
 
