@@ -1,0 +1,475 @@
+package mix
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/sampler"
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// CacheBytes bounds the decoded blocks the engine keeps, shared by all
+	// its streams. Blocks that streams hold for the steps they are
+	// building come on top (a few steps' worth per stream).
+	CacheBytes int64
+	// Prefetch is how many steps a stream plans ahead of the one it is
+	// building: their blocks are read meanwhile.
+	Prefetch int
+	// ReadAhead bounds the block reads one stream waits for at once.
+	ReadAhead int
+	// Decoders bounds the block decodes the engine runs at once.
+	Decoders int
+	// RunCacheEntries bounds the runs kept in memory (a run's record and
+	// plan: O(blocks)).
+	RunCacheEntries int
+	// FooterCacheEntries bounds the parsed Parquet footers kept in memory.
+	FooterCacheEntries int
+	// Allocator for Arrow memory (blocks and batches); nil means
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger; nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOptions: a 1 GiB cache, 4 steps prefetched, 8 reads per stream,
+// 2 decodes per CPU (at least 4).
+func DefaultOptions() Options {
+	return Options{
+		CacheBytes:         1 << 30,
+		Prefetch:           4,
+		ReadAhead:          8,
+		Decoders:           max(4, 2*runtime.GOMAXPROCS(0)),
+		RunCacheEntries:    256,
+		FooterCacheEntries: 4096,
+	}
+}
+
+// Validate reports an unusable option.
+func (o Options) Validate() error {
+	switch {
+	case o.CacheBytes < 0:
+		return fmt.Errorf("%w: mix options: CacheBytes is %d; it must be 0 or more", versions.ErrInvalid, o.CacheBytes)
+	case o.Prefetch < 0:
+		return fmt.Errorf("%w: mix options: Prefetch is %d; it must be 0 or more", versions.ErrInvalid, o.Prefetch)
+	case o.ReadAhead < 1 || o.Decoders < 1:
+		return fmt.Errorf("%w: mix options: ReadAhead and Decoders must be at least 1", versions.ErrInvalid)
+	case o.RunCacheEntries < 1 || o.FooterCacheEntries < 0:
+		return fmt.Errorf("%w: mix options: RunCacheEntries must be at least 1, FooterCacheEntries 0 or more", versions.ErrInvalid)
+	}
+	return nil
+}
+
+// Engine resolves recipes into runs, stores and loads run records, and
+// serves the runs' rank streams from a block cache shared by all streams.
+// It keeps no state that matters beyond caches: any number of engines over
+// one bucket serve the same runs. Safe for concurrent use.
+type Engine struct {
+	tables  *tables.Store
+	v       *versions.Store
+	bucket  bucket.Bucket
+	opts    Options
+	mem     memory.Allocator
+	log     *slog.Logger
+	cache   *blockCache
+	footers footerCache
+	// blockBytes and windowBytes are the layout constants; tests shrink them.
+	blockBytes, windowBytes int64
+
+	runs struct {
+		sync.Mutex
+		m     map[RunID]*Run
+		order []RunID // insertion order, for eviction
+	}
+}
+
+// New returns an Engine over the tables of ts.
+func New(ts *tables.Store, opts Options) (*Engine, error) {
+	if ts == nil {
+		return nil, errors.New("mix: New needs a tables.Store")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{tables: ts, v: ts.Versions(), bucket: ts.Versions().Bucket(), opts: opts, mem: opts.Allocator, log: opts.Logger}
+	if e.mem == nil {
+		e.mem = memory.DefaultAllocator
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.cache = newBlockCache(opts.CacheBytes, opts.Decoders)
+	e.blockBytes, e.windowBytes = blockBytes, windowBytes
+	e.footers.max = opts.FooterCacheEntries
+	e.runs.m = make(map[RunID]*Run)
+	return e, nil
+}
+
+// Stats are the engine's block cache counters since New.
+type Stats struct {
+	Decodes      int64 // blocks read and decoded
+	DecodedBytes int64 // their Arrow bytes
+	Hits         int64 // block requests served from the cache
+	Joins        int64 // block requests that waited for a decode in progress
+	Evictions    int64
+	CachedBlocks int
+	CachedBytes  int64
+}
+
+// Stats returns the cache counters.
+func (e *Engine) Stats() Stats {
+	n, b := e.cache.size()
+	return Stats{
+		Decodes:      e.cache.decodes.Load(),
+		DecodedBytes: e.cache.decodedBytes.Load(),
+		Hits:         e.cache.hits.Load(),
+		Joins:        e.cache.joins.Load(),
+		Evictions:    e.cache.evictions.Load(),
+		CachedBlocks: n,
+		CachedBytes:  b,
+	}
+}
+
+// Close drops the cached blocks. Streams still running keep working (and
+// fill the cache again); call it once they are done.
+func (e *Engine) Close() { e.cache.purge() }
+
+// Resolve pins every component of r to a commit, counts its rows, lays out
+// its blocks, stores the run record (once: the same recipe at the same
+// commits is the same run, on any server) and returns the run. Errors name
+// the component at fault.
+func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	vs := make([]*tables.Version, len(r.Components))
+	for i := range r.Components {
+		c := &r.Components[i]
+		v, err := e.tables.Table(ctx, versions.ProjectName(c.Project), c.ref(), versions.TableName(c.Table))
+		if err != nil {
+			return nil, fmt.Errorf("component %d (%s/%s at %q): %w", i, c.Project, c.Table, c.ref(), err)
+		}
+		if v.Rows() == 0 {
+			return nil, fmt.Errorf("%w: component %d (%s/%s at %q): the table has no rows at commit %s; append rows or drop the component", ErrEmptyComponent, i, c.Project, c.Table, c.ref(), v.Commit.Short())
+		}
+		vs[i] = v
+	}
+	columns, err := recipeColumns(r, vs[0])
+	if err != nil {
+		return nil, err
+	}
+	data, _, err := runSchemas(vs, columns)
+	if err != nil {
+		return nil, err
+	}
+
+	rec := &Record{Format: RecordFormat, Seed: r.Seed, BatchSize: r.BatchSize, Steps: r.Steps, Components: make([]ComponentRecord, len(vs))}
+	var widest float64 // bytes per row of the widest component
+	for i, v := range vs {
+		blocks, bytes, err := e.layout(ctx, v, data)
+		if err != nil {
+			return nil, fmt.Errorf("component %d (%s/%s@%s): %w", i, v.Project, v.Table, v.Commit.Short(), err)
+		}
+		widest = max(widest, float64(bytes)/float64(v.Rows()))
+		c := &r.Components[i]
+		rec.Components[i] = ComponentRecord{
+			Project: v.Project, Ref: c.ref(), Table: v.Table, Commit: v.Commit,
+			Weight: c.Weight, Columns: columns, Rows: v.Rows(), Blocks: blocks,
+		}
+	}
+	if r.Shuffle != nil {
+		rec.Shuffle = *r.Shuffle
+	} else {
+		rec.Shuffle.BufferRows = defaultWindow(widest, e.windowBytes)
+	}
+	plan, err := sampler.NewPlan(rec.spec())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRecipe, err)
+	}
+	rec.Steps = plan.Steps()
+	rec.Run = RunID(plan.RunID())
+	body, err := jsonRecord(rec)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > bucket.MaxConditionalSize {
+		return nil, fmt.Errorf("%w: the run record would be %d bytes, above the store's limit of %d for one record; the tables have too many blocks for one run (mix fewer or smaller tables)", ErrBadRecipe, len(body), bucket.MaxConditionalSize)
+	}
+	key := runKey(rec.Components[0].Project, rec.Run)
+	if _, err := e.bucket.PutIfAbsent(ctx, key, body); errors.Is(err, bucket.ErrExists) {
+		// Resolved before, here or elsewhere: serve what is stored (the same
+		// run; only the refs as given may differ).
+		stored, _, gerr := e.bucket.Get(ctx, key)
+		if gerr != nil {
+			return nil, fmt.Errorf("read run record %s: %w", key, gerr)
+		}
+		srec, splan, derr := decodeRecord(stored, rec.Run)
+		if derr != nil {
+			return nil, derr
+		}
+		rec, plan, body = srec, splan, stored
+	} else if err != nil {
+		return nil, fmt.Errorf("store run record %s: %w", key, err)
+	}
+	run, err := e.prepare(ctx, rec, body, plan, vs)
+	if err != nil {
+		return nil, err
+	}
+	e.remember(run)
+	e.log.Debug("resolved run", "run", run.ID(), "steps", run.Steps(), "components", len(vs))
+	return run, nil
+}
+
+func jsonRecord(rec *Record) ([]byte, error) {
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode run record: %w", err)
+	}
+	return body, nil
+}
+
+// defaultWindow is the shuffle window of a recipe that names none.
+func defaultWindow(bytesPerRow float64, windowBytes int64) int64 {
+	w := int64(sampler.DefaultBufferRows)
+	if bytesPerRow > 0 {
+		w = min(w, int64(float64(windowBytes)/bytesPerRow))
+	}
+	return max(w, minWindowRows)
+}
+
+// recipeColumns resolves the run's columns: the first component's, or
+// every column of its table; other components may repeat the same set.
+func recipeColumns(r *Recipe, first *tables.Version) ([]string, error) {
+	cols := r.Components[0].Columns
+	if len(cols) == 0 {
+		for _, f := range first.Schema.Fields() {
+			if f.Name == ComponentColumn || f.Name == RowColumn {
+				return nil, fmt.Errorf("%w: component 0 (%s/%s): the table has a column named %q, which every batch carries already; list the columns to serve", ErrBadRecipe, first.Project, first.Table, f.Name)
+			}
+			cols = append(cols, f.Name)
+		}
+	}
+	want := slices.Sorted(slices.Values(cols))
+	for i, c := range r.Components[1:] {
+		if len(c.Columns) == 0 {
+			continue
+		}
+		if got := slices.Sorted(slices.Values(c.Columns)); !slices.Equal(got, want) {
+			return nil, fmt.Errorf("%w: component %d (%s/%s) asks for columns [%s] but component 0 for [%s]; every component serves the same columns (leave \"columns\" out after the first component)", ErrBadRecipe, i+1, c.Project, c.Table, strings.Join(c.Columns, ", "), strings.Join(cols, ", "))
+		}
+	}
+	return slices.Clone(cols), nil
+}
+
+// runSchemas checks that every component has the columns with one type,
+// and returns the data schema (nullable where any component's column is)
+// and the output schema (data, _component, _row).
+func runSchemas(vs []*tables.Version, columns []string) (*arrow.Schema, *arrow.Schema, error) {
+	var fields []arrow.Field
+	for i, v := range vs {
+		proj, err := v.Projection(columns)
+		if err != nil {
+			return nil, nil, fmt.Errorf("component %d (%s/%s@%s): %w", i, v.Project, v.Table, v.Commit.Short(), err)
+		}
+		if i == 0 {
+			fields = slices.Clone(proj.Fields())
+			for k := range fields {
+				fields[k].Metadata = arrow.Metadata{}
+			}
+			continue
+		}
+		for k, f := range proj.Fields() {
+			if !arrow.TypeEqual(f.Type, fields[k].Type) {
+				return nil, nil, fmt.Errorf("%w: component %d (%s/%s): column %q is %s there but %s in component 0 (%s/%s); every component must give a column the same Arrow type", ErrBadRecipe, i, v.Project, v.Table, f.Name, f.Type, fields[k].Type, vs[0].Project, vs[0].Table)
+			}
+			fields[k].Nullable = fields[k].Nullable || f.Nullable
+		}
+	}
+	data := arrow.NewSchema(fields, nil)
+	out := append(slices.Clone(fields),
+		arrow.Field{Name: ComponentColumn, Type: arrow.PrimitiveTypes.Int32},
+		arrow.Field{Name: RowColumn, Type: arrow.PrimitiveTypes.Int64})
+	return data, arrow.NewSchema(out, nil), nil
+}
+
+// layout cuts the row groups of v into blocks for the projection data, and
+// returns their row counts and the projection's uncompressed bytes.
+func (e *Engine) layout(ctx context.Context, v *tables.Version, data *arrow.Schema) ([]int64, int64, error) {
+	files := v.Manifest.Files
+	per := make([][]int64, len(files))
+	bytes := make([]int64, len(files))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for fi := range files {
+		g.Go(func() error {
+			var err error
+			per[fi], bytes[fi], err = e.fileLayout(gctx, v, fi, data)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
+	}
+	var blocks []int64
+	var total int64
+	for fi := range files {
+		blocks = append(blocks, per[fi]...)
+		total += bytes[fi]
+	}
+	return blocks, total, nil
+}
+
+// Load returns run id, from memory or from its record in the store. hint,
+// if not empty, is the project to look in first (a ticket carries it);
+// otherwise every project is searched.
+func (e *Engine) Load(ctx context.Context, id RunID, hint versions.ProjectName) (*Run, error) {
+	if _, err := ParseRunID(string(id)); err != nil {
+		return nil, err
+	}
+	if run := e.lookup(id); run != nil {
+		return run, nil
+	}
+	body, err := e.findRecord(ctx, id, hint)
+	if err != nil {
+		return nil, err
+	}
+	rec, plan, err := decodeRecord(body, id)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]*tables.Version, len(rec.Components))
+	for i, c := range rec.Components {
+		if vs[i], err = e.tables.TableAt(ctx, c.Project, c.Commit, c.Table); err != nil {
+			return nil, fmt.Errorf("run %s, component %d (%s/%s@%s): %w", id.Short(), i, c.Project, c.Table, c.Commit.Short(), err)
+		}
+	}
+	run, err := e.prepare(ctx, rec, body, plan, vs)
+	if err != nil {
+		return nil, err
+	}
+	e.remember(run)
+	return run, nil
+}
+
+func (e *Engine) findRecord(ctx context.Context, id RunID, hint versions.ProjectName) ([]byte, error) {
+	var projects []versions.ProjectName
+	if hint != "" {
+		if _, err := versions.ParseProjectName(string(hint)); err == nil {
+			projects = append(projects, hint)
+		}
+	}
+	if len(projects) == 0 {
+		var err error
+		if projects, err = e.v.ListProjects(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range projects {
+		body, _, err := e.bucket.Get(ctx, runKey(p, id))
+		switch {
+		case err == nil:
+			return body, nil
+		case !errors.Is(err, bucket.ErrNotFound):
+			return nil, fmt.Errorf("read run record %s: %w", runKey(p, id), err)
+		}
+	}
+	if hint != "" {
+		// A ticket's project may be stale only if the store was edited by
+		// hand; look everywhere before giving up.
+		return e.findRecord(ctx, id, "")
+	}
+	return nil, fmt.Errorf("%w: no run %s in this store; resolve its recipe with {\"recipe\": …} first", ErrRunNotFound, id)
+}
+
+// prepare builds a servable Run from a checked record and its versions.
+func (e *Engine) prepare(_ context.Context, rec *Record, body []byte, plan *sampler.Plan, vs []*tables.Version) (*Run, error) {
+	columns := rec.Components[0].Columns
+	for i, c := range rec.Components {
+		if !slices.Equal(c.Columns, columns) {
+			return nil, fmt.Errorf("%w: run record %s: component %d has other columns than component 0", versions.ErrCorrupt, rec.Run.Short(), i)
+		}
+		if vs[i].Rows() != c.Rows {
+			return nil, fmt.Errorf("%w: run record %s: component %d (%s/%s@%s) has %d rows, the record says %d", versions.ErrCorrupt, rec.Run.Short(), i, c.Project, c.Table, c.Commit.Short(), vs[i].Rows(), c.Rows)
+		}
+	}
+	data, schema, err := runSchemas(vs, columns)
+	if err != nil {
+		return nil, err
+	}
+	colKey := strings.Join(columns, "\x00")
+	run := &Run{rec: rec, json: body, plan: plan, data: data, schema: schema, comps: make([]*runComponent, len(vs))}
+	for i, v := range vs {
+		c, err := mapBlocks(v, rec.Components[i].Blocks, colKey)
+		if err != nil {
+			return nil, fmt.Errorf("run record %s, component %d: %w", rec.Run.Short(), i, err)
+		}
+		run.comps[i] = c
+	}
+	return run, nil
+}
+
+// mapBlocks places a component's blocks in its row groups: each block lies
+// inside one row group, and the blocks of a row group cover it.
+func mapBlocks(v *tables.Version, blocks []int64, colKey string) (*runComponent, error) {
+	c := &runComponent{version: v, first: make([]int64, 0, len(blocks)+1), blocks: make([]blockRef, 0, len(blocks)), keys: make([]blockKey, 0, len(blocks))}
+	keys := make([]string, len(v.Manifest.Files))
+	for fi := range keys {
+		keys[fi] = fileKey(v, fi)
+	}
+	next := 0
+	var row int64
+	for _, g := range v.Blocks() {
+		var off int64
+		for off < g.Rows {
+			if next == len(blocks) || blocks[next] > g.Rows-off {
+				return nil, fmt.Errorf("%w: blocks do not fit the row groups of %s@%s", versions.ErrCorrupt, v.Table, v.Commit.Short())
+			}
+			b := blockRef{File: g.File, RowGroup: g.RowGroup, Offset: off, Rows: blocks[next]}
+			c.blocks = append(c.blocks, b)
+			c.keys = append(c.keys, blockKey{file: keys[g.File], rg: g.RowGroup, offset: off, rows: b.Rows, columns: colKey})
+			c.first = append(c.first, row)
+			off += b.Rows
+			row += b.Rows
+			next++
+		}
+	}
+	if next != len(blocks) {
+		return nil, fmt.Errorf("%w: %d blocks for the row groups of %s@%s, which hold %d", versions.ErrCorrupt, len(blocks), v.Table, v.Commit.Short(), next)
+	}
+	c.first = append(c.first, row)
+	return c, nil
+}
+
+func (e *Engine) lookup(id RunID) *Run {
+	e.runs.Lock()
+	defer e.runs.Unlock()
+	return e.runs.m[id]
+}
+
+func (e *Engine) remember(run *Run) {
+	e.runs.Lock()
+	defer e.runs.Unlock()
+	if _, ok := e.runs.m[run.ID()]; ok {
+		return
+	}
+	for len(e.runs.order) >= e.opts.RunCacheEntries {
+		delete(e.runs.m, e.runs.order[0])
+		e.runs.order = e.runs.order[1:]
+	}
+	e.runs.m[run.ID()] = run
+	e.runs.order = append(e.runs.order, run.ID())
+}
