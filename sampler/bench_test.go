@@ -160,33 +160,41 @@ func bigSpec() Spec {
 		}}
 }
 
-// BenchmarkSeek: the batch at a far step from a cold start (new epoch, new
-// window each time), against the same at step 0.
+// BenchmarkSeek: the batch at a step from a cold start (the cursors forget
+// their epoch and window every time): at step 0, at scattered early steps
+// (the first run of 1,413 steps), and at scattered steps near 10^12. Cost
+// depends on where in an epoch a step falls (step 0 starts at position 0,
+// the cheapest search), never on how large the step is.
 func BenchmarkSeek(b *testing.B) {
 	far := acceptanceSpec(64)
 	far.Steps = 10_000_000_000_000
+	one := acceptanceSpec(1)
+	one.Steps = 10_000_000_000_000
+	big := bigSpec()
+	eight := eightSpec(1024)
+	eight.Steps = 10_000_000_000_000
 	for _, tc := range []struct {
-		name  string
-		spec  Spec
-		first int64
+		name        string
+		spec        Spec
+		first, span int64
 	}{
-		{"2comp/B=64/step=0", far, 0},
-		{"2comp/B=64/step=1e12", far, 1_000_000_000_000},
-		{"1e10rows/B=1024/step=1e12", bigSpec(), 1_000_000_000_000},
-		{"8comp/B=1024/step=1e12", func() Spec { s := eightSpec(1024); s.Steps = 1e13; return s }(), 1_000_000_000_000},
+		{"2comp/B=1/step=0", one, 0, 1},
+		{"2comp/B=1/step<1413", one, 0, 1413},
+		{"2comp/B=1/step≈1e12", one, 1_000_000_000_000, 1_000_000_007},
+		{"2comp/B=64/step=0", far, 0, 1},
+		{"2comp/B=64/step<1413", far, 0, 1413},
+		{"2comp/B=64/step≈1e12", far, 1_000_000_000_000, 1_000_000_007},
+		{"1e10rows/B=1024/step<1e6", big, 0, 1_000_000},
+		{"1e10rows/B=1024/step≈1e12", big, 1_000_000_000_000, 1_000_000_007},
+		{"8comp/B=1024/step≈1e12", eight, 1_000_000_000_000, 1_000_000_007},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			p := mustPlan(b, tc.spec)
 			var dst []Sample
 			i := int64(0)
 			for b.Loop() {
-				// Jump by a large prime so no cached epoch or window helps.
-				step := tc.first + (i*1_000_003)%1_000_000_007
-				if tc.first == 0 {
-					step = 0
-					p.forget() // cold every time
-				}
-				dst, _ = p.Batch(step, dst)
+				p.forget()
+				dst, _ = p.Batch(tc.first+(i*1_000_003)%tc.span, dst)
 				i++
 			}
 		})
@@ -197,8 +205,9 @@ func BenchmarkSeek(b *testing.B) {
 func (p *Plan) forget() {
 	sc := p.get()
 	for _, c := range sc.cursors {
-		c.epoch, c.seg, c.wNext = -1, -1, false
+		c.epoch, c.seg, c.wNext, c.lastK = -1, -1, false, -1
 	}
+	sc.stepOK = false
 	p.put(sc)
 }
 
@@ -247,5 +256,14 @@ func BenchmarkSeekDraw(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkNewPlan: building the plan for 10^10 rows in 150,000 blocks (run
+// id hash, units, σ order).
+func BenchmarkNewPlan(b *testing.B) {
+	spec := bigSpec()
+	for b.Loop() {
+		mustPlan(b, spec)
 	}
 }
