@@ -307,9 +307,17 @@ func TestBatchReusesDst(t *testing.T) {
 func TestRunID(t *testing.T) {
 	t.Parallel()
 	base := acceptanceSpec(64)
-	id := mustPlan(t, base).RunID()
+	p := mustPlan(t, base)
+	id := p.RunID()
 	require.Len(t, id, 64)
 	require.Regexp(t, "^[0-9a-f]{64}$", id)
+	// World size is an argument of RankSlice only, never of the run.
+	for _, w := range divisors(64) {
+		_, err := p.RankSlice(3, 0, w, nil)
+		require.NoError(t, err)
+	}
+	require.Equal(t, id, p.RunID())
+	require.Equal(t, id, mustPlan(t, base).RunID(), "deterministic")
 
 	same := map[string]func(*Spec){
 		"nil blocks = one block": func(s *Spec) { s.Components[0].Blocks = []int64{9412} },

@@ -36,8 +36,9 @@ type stream struct {
 // units cuts [0, rows) into the consecutive row ranges that are permuted.
 // With buffer_rows 0 they are the caller's blocks. Otherwise, in one pass
 // over the blocks: a block longer than split rows is cut into ⌈b/split⌉
-// near-equal pieces (the first b mod k one row longer); runs of shorter blocks
-// are clumped until a clump holds at least ⌈buffer_rows/maxLanes⌉ rows.
+// near-equal pieces (the first b mod k one row longer); other consecutive
+// blocks are clumped until a clump holds at least ⌈buffer_rows/maxLanes⌉
+// rows (a block that long is a unit by itself).
 func units(rows int64, blocks []int64, window int64) []int64 {
 	if len(blocks) == 0 {
 		blocks = []int64{rows}
