@@ -59,8 +59,13 @@ func makeBatch(mem memory.Allocator, tag string, start, n int64, blobLen int) ar
 		for k := range 3 {
 			fl.ValueBuilder().(*array.Float32Builder).Append(float32(id) + float32(k)/4)
 		}
+		// Incompressible bytes, a function of (tag, id).
+		x := uint64(id)*0x9E3779B97F4A7C15 ^ uint64(tag[0])
 		for i := range blob {
-			blob[i] = byte(id) ^ byte(i) ^ tag[0]
+			if i%8 == 0 {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+			blob[i] = byte(x >> (8 * (i % 8)))
 		}
 		b.Field(3).(*array.BinaryBuilder).Append(blob)
 		b.Field(4).(*array.BooleanBuilder).Append(id%3 == 0)

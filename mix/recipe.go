@@ -142,6 +142,8 @@ func decodeStrict(data []byte, v any) error {
 		return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
 	case errors.Is(err, io.EOF):
 		return errors.New("empty body; a JSON object is needed")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("invalid JSON: the body ends early")
 	}
 	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }

@@ -1,0 +1,109 @@
+package mix
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftdata/weft/bucket"
+)
+
+func TestCutRowGroup(t *testing.T) {
+	t.Parallel()
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		name  string
+		rows  int64
+		bytes int64
+		pages []int64
+		want  []int64
+	}{
+		{"small", 1000, mb, nil, []int64{1000}},
+		{"a little over", 1000, 5 * mb / 4, nil, []int64{1000}},
+		{"even split", 1000, 4 * mb, nil, []int64{250, 250, 250, 250}},
+		{"uneven split", 10, 3 * mb, nil, []int64{3, 3, 4}},
+		{"page aligned", 1000, 4 * mb, []int64{0, 200, 400, 600, 800}, []int64{200, 400, 200, 200}},
+		{"pages larger than blocks", 4096, 8 * mb, []int64{0, 1024, 2048, 3072}, []int64{1024, 1024, 1024, 1024}},
+		{"one page", 4096, 8 * mb, []int64{0}, []int64{4096}},
+		{"more blocks than rows", 3, 100 * mb, nil, []int64{1, 1, 1}},
+		{"one row", 1, 100 * mb, nil, []int64{1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := cutRowGroup(tc.rows, tc.bytes, tc.pages, mb)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// countingBucket counts the bytes read through Open.
+type countingBucket struct {
+	bucket.Bucket
+	read atomic.Int64
+}
+
+func (c *countingBucket) Open(ctx context.Context, key string) (bucket.Reader, error) {
+	r, err := c.Bucket.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &countingReader{Reader: r, n: &c.read}, nil
+}
+
+type countingReader struct {
+	bucket.Reader
+	n *atomic.Int64
+}
+
+func (r *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.Reader.ReadAt(p, off)
+	r.n.Add(int64(n))
+	return n, err
+}
+
+// TestWideRows: row groups of wide rows are cut into blocks at page
+// boundaries, a block read fetches about its own pages rather than its
+// row group, the rows are right, and the default shuffle window shrinks
+// to a bounded number of bytes.
+func TestWideRows(t *testing.T) {
+	t.Parallel()
+	cb := &countingBucket{Bucket: newFS(t)}
+	en := newEnv(t, cb, envOpts{rowGroupRows: 4096})
+	en.e.blockBytes, en.e.windowBytes = 1<<20, 1<<20
+	en.project("p")
+	en.appendRows("p", "main", "wide", 0, 8192, 8192, 2048)
+	ctx := context.Background()
+	run, err := en.e.Resolve(ctx, &Recipe{Seed: 1, BatchSize: 32, Components: []Component{{Project: "p", Table: "wide", Weight: 1}}})
+	require.NoError(t, err)
+	rec := run.Record()
+	// 2 KiB values are written in pages of 1024 rows (the writer checks the
+	// page size every 1024 values), so blocks are pages.
+	require.Equal(t, []int64{1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}, rec.Components[0].Blocks)
+	require.InDelta(t, (1<<20)/2048, rec.Shuffle.BufferRows, 20, "window of about 1 MiB of rows")
+
+	c := run.comps[0]
+	fileSize := c.version.Manifest.Files[0].Size
+	before := cb.read.Load()
+	blk, err := en.e.readBlock(ctx, c.version, c.blocks[5], run.data)
+	require.NoError(t, err)
+	got := cb.read.Load() - before
+	require.EqualValues(t, 1024, blk.NumRows())
+	checkRows(t, blk, 5*1024)
+	blk.Release()
+	require.Less(t, got, fileSize/4, "a block read fetched %d bytes of a %d byte file", got, fileSize)
+
+	_, batches := collect(t, en.e.Steps(ctx, run, 1, 2, 0, 0))
+	require.Len(t, batches, int(run.Steps()))
+}
+
+// checkRows checks that rec holds consecutive rows from first.
+func checkRows(t *testing.T, rec arrow.RecordBatch, first int64) {
+	t.Helper()
+	ids := rec.Column(0).(*array.Int64)
+	for i := range ids.Len() {
+		require.Equal(t, first+int64(i), ids.Value(i))
+	}
+}
