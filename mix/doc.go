@@ -1,0 +1,103 @@
+// Package mix turns recipes into runs and serves their rank streams: the
+// `recipe` and `run` rows of Weft's Flight protocol, and the engine behind
+// them.
+//
+// # Recipes and runs
+//
+// A Recipe names components (project, ref, table, weight, columns), a seed
+// and a global batch size B (ParseRecipe reads its JSON, rejecting unknown
+// fields by name). Engine.Resolve pins every component's ref to a commit,
+// counts its rows, lays out its blocks (below) and builds the run Record:
+// format, run id, seed, batch size, steps, shuffle window, and per
+// component project, ref as given, table, commit, weight, columns, rows and
+// block sizes. The record is stored once with PutIfAbsent at
+// projects/P/runs/RUN, P being the first component's project
+// (docs/format.md). The run id is sampler.Plan.RunID over the record's
+// semantic fields; each component's identity is the JSON array
+// ["weft/mix/1", project, table, commit, columns], so the id changes with
+// any pinned commit, column list, weight ratio, seed, batch size, step count
+// or window, and never with the world size, the server or the time. The
+// same recipe at the same commits resolves to the same run on any server;
+// if the record exists already, the stored one is served (only the refs as
+// given can differ). Engine.Load finds a run by id alone (looking in a hint
+// project first, then in every project), checks that the record hashes to
+// its id, and pins the same table versions: any server over the bucket
+// serves any run, and a new process after a crash serves it identically.
+//
+// Columns: the first component's "columns", or every column of its table;
+// every component serves that set (a later component may repeat it or leave
+// it out) and must give each column the same Arrow type, or the recipe is
+// rejected naming the component and column. A column is nullable in the
+// output if it is in any component. _component and _row are reserved.
+//
+// # Batches
+//
+// The global batch of step s is sampler.Plan.Batch(s): B (component, row)
+// samples, with each component's exact share. Rank r of W gets positions
+// r, r+W, … (W must divide B). Engine.Steps streams one Arrow record batch
+// per step, from a start step to an end step, holding the rank's B/W rows
+// in position order: the recipe's columns, then _component (int32, the
+// component's index in the recipe) and _row (int64, the row ordinal in the
+// component's pinned version). A step's batch is one message; with wide
+// rows it can exceed gRPC's 4 MiB default receive limit, which Go and Java
+// clients must raise (pyarrow's client has no limit).
+//
+// # Blocks
+//
+// The sampler shuffles blocks, consecutive row ranges, and rows within a
+// window of about buffer_rows rows spanning several blocks, so that a block
+// is read about once per epoch. Blocks are also the unit this engine reads
+// and caches, so their size decides both the shuffle's locality and the
+// cost of reading: a row group whose projected columns hold at most 5 MiB
+// (uncompressed Parquet bytes) is one block; a larger one is cut into
+// ⌈bytes/4 MiB⌉ blocks at the page boundaries (Parquet offset index) of its
+// widest column nearest to an even split, so that reading a block decodes
+// only its own pages. 100 KiB images in 128 MiB row groups thus come out
+// in blocks of a few MiB and not in whole row groups, provided the pages
+// are that small (see "Wide rows"). The sampler splits blocks longer than
+// the window and clumps runs of tiny ones into its shuffle units, so a
+// table of a few thousand rows in one row group still comes out shuffled.
+// The block sizes are in the record: resuming never recomputes them, and
+// the layout constants are part of the format.
+//
+// # Shuffle window
+//
+// A recipe without "shuffle" gets buffer_rows = 8192
+// (sampler.DefaultBufferRows), or fewer so that a window of the component
+// with the widest rows holds about 64 MiB (at least 64 rows). This keeps
+// the blocks a window touches within a fraction of the default cache for
+// any row width; the value is recorded, so it is part of the run. A recipe
+// may set any window; one whose blocks do not fit the cache still gives
+// the same batches, but decodes blocks more than once per epoch.
+//
+// # The engine
+//
+// Blocks are decoded into a byte-bounded LRU cache shared by every stream
+// of the Engine (Options.CacheBytes, default 1 GiB), keyed by data file,
+// row group, row range and column set, with single-flight loads: W ranks
+// served by one engine decode a block once, not W times (Stats counts
+// decodes, hits and joins). A load runs on its own context, cancelled once
+// every stream waiting for it has gone. Each stream runs a planner, which
+// computes the rank slice of each step and starts fetching its blocks up
+// to Options.Prefetch steps ahead (at most Options.ReadAhead reads at once;
+// Options.Decoders bounds decodes engine-wide), and a builder, which waits
+// for a step's blocks and gathers its rows into the step's batch in one
+// copy per column (a direct kernel for fixed-width, boolean, binary,
+// string, list, fixed-size list, map and struct columns;
+// array.Concatenate for the rest). Every channel send selects on the
+// context; leaving the loop or cancelling the context stops the planner,
+// the builder and the loads at once and releases every block and batch.
+// Memory is bounded by the cache plus the blocks and batches of a few steps
+// per stream, whatever the table size.
+//
+// # Wide rows
+//
+// A block read opens its data file (footers are cached), seeks the record
+// reader to the block's first row with the page index, and reads only the
+// pages the block needs, through a buffered stream (a few ranged reads on
+// S3). Parquet decodes whole pages, so a block can be no smaller than its
+// widest column's pages. arrow-go's writer checks the page size every 1024
+// values, so with the tables package's defaults a column of 100 KiB values
+// gets pages of ~100 MiB; write such tables with row groups sized by bytes
+// (flightd --row-group-size, e.g. 8MiB) so that blocks stay small.
+package mix
