@@ -133,6 +133,23 @@ func ValidateKey(key string) error {
 	return nil
 }
 
+// readSpan applies the Reader contract's edge rules to a read of n bytes at
+// off in an object of size bytes. It returns how many bytes to fetch, or,
+// when that is 0, the result to return at once (io.EOF, nil or an error).
+func readSpan(op, key string, off int64, n int, size int64) (int64, error) {
+	switch {
+	case off < 0:
+		return 0, fmt.Errorf("%s %s: negative offset %d", op, key, off)
+	case off > size:
+		return 0, io.EOF
+	case n == 0:
+		return 0, nil
+	case off == size:
+		return 0, io.EOF
+	}
+	return min(int64(n), size-off), nil
+}
+
 // ReadAll reads a whole Reader into memory.
 func ReadAll(r Reader) ([]byte, error) {
 	buf := make([]byte, r.Size())

@@ -195,17 +195,10 @@ type fsReader struct {
 func (r *fsReader) Size() int64 { return r.size }
 
 func (r *fsReader) ReadAt(p []byte, off int64) (int, error) {
-	switch {
-	case off < 0:
-		return 0, fmt.Errorf("fs read %s: negative offset %d", r.key, off)
-	case off > r.size:
-		return 0, io.EOF
-	case len(p) == 0:
-		return 0, nil
-	case off == r.size:
-		return 0, io.EOF
+	want, err := readSpan("fs read", r.key, off, len(p), r.size)
+	if want == 0 {
+		return 0, err
 	}
-	want := min(int64(len(p)), r.size-off)
 	n, err := r.f.ReadAt(p[:want], off)
 	if err != nil {
 		if err == io.EOF {

@@ -313,18 +313,11 @@ func (r *s3Reader) Size() int64  { return r.size }
 func (r *s3Reader) Close() error { return nil }
 
 func (r *s3Reader) ReadAt(p []byte, off int64) (int, error) {
-	switch {
-	case off < 0:
-		return 0, fmt.Errorf("s3 read %s: negative offset %d", r.key, off)
-	case off > r.size:
-		return 0, io.EOF
-	case len(p) == 0:
-		return 0, nil
-	case off == r.size:
-		return 0, io.EOF
+	want, err := readSpan("s3 read", r.key, off, len(p), r.size)
+	if want == 0 {
+		return 0, err
 	}
-	want := min(int64(len(p)), r.size-off)
-	_, err := r.s.retry.do(r.ctx, func() error {
+	_, err = r.s.retry.do(r.ctx, func() error {
 		var opts minio.GetObjectOptions
 		if err := opts.SetRange(off, off+want-1); err != nil {
 			return err

@@ -14,94 +14,19 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/internal/benchdata"
 	"github.com/weftdata/weft/internal/s3test"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
-
-// The benchmark table: four numeric columns and a 1 KiB binary column of
-// incompressible bytes; 1 Mi rows (WEFT_BENCH_ROWS overrides) is about 1 GiB.
-var benchSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "label", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "score", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "weight", Type: arrow.PrimitiveTypes.Float32},
-	{Name: "blob", Type: arrow.BinaryTypes.Binary},
-}, nil)
-
-func benchRows() int64 {
-	if n, err := strconv.ParseInt(os.Getenv("WEFT_BENCH_ROWS"), 10, 64); err == nil && n > 0 {
-		return n
-	}
-	return 1 << 20
-}
-
-// benchBatch builds rows [start, start+n) of the benchmark table.
-func benchBatch(rng *rand.Rand, start, n int64) arrow.RecordBatch {
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, benchSchema)
-	defer bld.Release()
-	blob := make([]byte, 1024)
-	for i := start; i < start+n; i++ {
-		bld.Field(0).(*array.Int64Builder).Append(i)
-		bld.Field(1).(*array.Int64Builder).Append(i % 1000)
-		bld.Field(2).(*array.Float64Builder).Append(rng.Float64())
-		bld.Field(3).(*array.Float32Builder).Append(rng.Float32())
-		for j := 0; j < len(blob); j += 8 {
-			v := rng.Uint64()
-			for k := range 8 {
-				blob[j+k] = byte(v >> (8 * k))
-			}
-		}
-		bld.Field(4).(*array.BinaryBuilder).Append(blob)
-	}
-	return bld.NewRecordBatch()
-}
-
-// genReader yields the benchmark table in batches of 8,192 rows.
-type genReader struct {
-	rng       *rand.Rand
-	rows, pos int64
-	cur       arrow.RecordBatch
-}
-
-func newGenReader(rows int64) *genReader {
-	return &genReader{rng: rand.New(rand.NewChaCha8([32]byte{1})), rows: rows}
-}
-
-func (g *genReader) Schema() *arrow.Schema { return benchSchema }
-func (g *genReader) Next() bool {
-	if g.cur != nil {
-		g.cur.Release()
-		g.cur = nil
-	}
-	if g.pos >= g.rows {
-		return false
-	}
-	n := min(8192, g.rows-g.pos)
-	g.cur = benchBatch(g.rng, g.pos, n)
-	g.pos += n
-	return true
-}
-func (g *genReader) RecordBatch() arrow.RecordBatch { return g.cur }
-func (g *genReader) Record() arrow.RecordBatch      { return g.cur }
-func (g *genReader) Err() error                     { return nil }
-func (g *genReader) Retain()                        {}
-func (g *genReader) Release() {
-	if g.cur != nil {
-		g.cur.Release()
-		g.cur = nil
-	}
-}
 
 func recBytes(rec arrow.RecordBatch) int64 {
 	var n int64
@@ -214,7 +139,7 @@ func BenchmarkScan(b *testing.B) {
 	if testing.Short() {
 		b.Skip("the scan benchmark writes ~1 GiB twice; not in -short")
 	}
-	rows := benchRows()
+	rows := benchdata.Rows()
 	rounds := 3
 	if n, err := strconv.Atoi(os.Getenv("WEFT_BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
@@ -224,12 +149,12 @@ func BenchmarkScan(b *testing.B) {
 
 	// The table's Arrow size, and one batch the size DoGet sends.
 	var tableBytes int64
-	g := newGenReader(rows)
+	g := benchdata.NewReader(rows)
 	for g.Next() {
 		tableBytes += recBytes(g.RecordBatch())
 	}
 	g.Release()
-	probe := benchBatch(rand.New(rand.NewPCG(1, 1)), 0, 8192)
+	probe := benchdata.Batch(rand.New(rand.NewPCG(1, 1)), 0, 8192)
 	r := sliceRows(probe, opts.BatchBytes)
 	batch := probe.NewSlice(0, r)
 	probe.Release()
@@ -276,7 +201,7 @@ func BenchmarkScan(b *testing.B) {
 		_, err = v.CreateProject(ctx, "bench")
 		require.NoError(b, err)
 		start := time.Now()
-		g := newGenReader(rows)
+		g := benchdata.NewReader(rows)
 		res, err := ts.Append(ctx, "bench", "main", "t", g, "")
 		g.Release()
 		require.NoError(b, err)

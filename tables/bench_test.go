@@ -3,10 +3,8 @@ package tables_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,71 +14,22 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/internal/benchdata"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
 
-// The benchmark table: 4 numeric columns and a 1 KiB binary column of
-// incompressible bytes, about 1 GiB in Arrow at the default row count
-// (WEFT_BENCH_ROWS overrides it).
-var benchSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "label", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "score", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "weight", Type: arrow.PrimitiveTypes.Float32},
-	{Name: "blob", Type: arrow.BinaryTypes.Binary},
-}, nil)
-
-func benchRows() int64 {
-	if n, err := strconv.ParseInt(os.Getenv("WEFT_BENCH_ROWS"), 10, 64); err == nil && n > 0 {
-		return n
-	}
-	return 1 << 20
-}
-
-// benchBatches builds the table as batches of 8,192 rows.
+// benchBatches builds the benchmark table in memory.
 func benchBatches(rows int64) ([]arrow.RecordBatch, int64) {
-	rng := rand.New(rand.NewChaCha8([32]byte{1}))
-	blob := make([]byte, 1024)
+	rng := benchdata.NewRNG()
 	var recs []arrow.RecordBatch
 	var size int64
-	for start := int64(0); start < rows; start += 8192 {
-		n := min(8192, rows-start)
-		bld := array.NewRecordBuilder(memory.DefaultAllocator, benchSchema)
-		for i := start; i < start+n; i++ {
-			bld.Field(0).(*array.Int64Builder).Append(i)
-			bld.Field(1).(*array.Int64Builder).Append(i % 1000)
-			bld.Field(2).(*array.Float64Builder).Append(rng.Float64())
-			bld.Field(3).(*array.Float32Builder).Append(rng.Float32())
-			for j := 0; j < len(blob); j += 8 {
-				v := rng.Uint64()
-				for k := range 8 {
-					blob[j+k] = byte(v >> (8 * k))
-				}
-			}
-			bld.Field(4).(*array.BinaryBuilder).Append(blob)
-		}
-		rec := bld.NewRecordBatch()
-		bld.Release()
-		for _, c := range rec.Columns() {
-			size += dataBytes(c.Data())
-		}
+	for start := int64(0); start < rows; start += benchdata.BatchRows {
+		rec := benchdata.Batch(rng, start, min(benchdata.BatchRows, rows-start))
+		size += tables.RecordBytes(rec)
 		recs = append(recs, rec)
 	}
 	return recs, size
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	return n
 }
 
 // BenchmarkTables measures append and scan throughput (MB/s of Arrow data)
@@ -88,7 +37,7 @@ func dataBytes(d arrow.ArrayData) int64 {
 // with no Weft code in between. Run: make bench (or go test -run '^$'
 // -bench Tables -benchtime 1x ./tables/).
 func BenchmarkTables(b *testing.B) {
-	rows := benchRows()
+	rows := benchdata.Rows()
 	recs, size := benchBatches(rows)
 	defer func() {
 		for _, r := range recs {
@@ -130,7 +79,7 @@ func BenchmarkTables(b *testing.B) {
 				for _, r := range recs {
 					r.Retain()
 				}
-				rr, err := array.NewRecordReader(benchSchema, recs)
+				rr, err := array.NewRecordReader(benchdata.Schema, recs)
 				if err != nil {
 					b.Fatal(err)
 				}

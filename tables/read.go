@@ -177,8 +177,9 @@ func (s *Store) cacheFooter(key string, md *metadata.FileMetaData) {
 	s.footers.m[key] = md
 }
 
-// leafColumns maps a projection to parquet leaf column indices.
-func leafColumns(md *metadata.FileMetaData, projected *arrow.Schema) []int {
+// LeafColumns maps a projection to the Parquet leaf column indices that
+// pqarrow reads take (a nested column has several leaves).
+func LeafColumns(md *metadata.FileMetaData, projected *arrow.Schema) []int {
 	want := make(map[string]bool, projected.NumFields())
 	for _, f := range projected.Fields() {
 		want[f.Name] = true
@@ -208,7 +209,7 @@ func (s *Store) ReadBlock(ctx context.Context, v *Version, i int, columns []stri
 		return nil, err
 	}
 	defer f.close()
-	tbl, err := f.fr.ReadRowGroups(ctx, leafColumns(f.fr.ParquetReader().MetaData(), projected), []int{b.RowGroup})
+	tbl, err := f.fr.ReadRowGroups(ctx, LeafColumns(f.fr.ParquetReader().MetaData(), projected), []int{b.RowGroup})
 	if err != nil {
 		return nil, fmt.Errorf("read block %d of %s@%s: %w", i, v.Table, v.Commit.Short(), err)
 	}

@@ -269,7 +269,7 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 		if n == 0 {
 			continue
 		}
-		bytesPerRow := max(1, recBytes(rec)/n)
+		bytesPerRow := max(1, RecordBytes(rec)/n)
 		for off := int64(0); off < n; {
 			take := min(n-off, s.opts.RowGroupRows-groupRows, max(1, (s.opts.RowGroupBytes-groupBytes)/bytesPerRow))
 			failed = writeSlice(fw, schema, rec, off, off+take)
@@ -369,8 +369,9 @@ func hasFixedSizeList(dt arrow.DataType) bool {
 	return false
 }
 
-// recBytes is the Arrow in-memory size of a batch's buffers.
-func recBytes(rec arrow.RecordBatch) int64 {
+// RecordBytes is the Arrow in-memory size of a batch: the lengths of all
+// its buffers, children included (whole buffers, even for a slice).
+func RecordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, col := range rec.Columns() {
 		n += dataBytes(col.Data())

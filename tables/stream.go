@@ -53,7 +53,7 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 	}
 	defer f.close()
 	md := f.fr.ParquetReader().MetaData()
-	leaves := leafColumns(md, projected)
+	leaves := LeafColumns(md, projected)
 	groups := make([]int, len(blocks))
 	var want, rawBytes int64
 	for k, b := range blocks {
