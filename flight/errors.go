@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -45,6 +46,7 @@ func code(err error) codes.Code {
 	case errors.Is(err, ErrBadRequest),
 		errors.Is(err, tables.ErrColumnNotFound), // a bad projection is bad input
 		errors.Is(err, versions.ErrInvalid),
+		errors.Is(err, sampler.ErrInvalid),
 		errors.Is(err, bucket.ErrInvalidKey):
 		return codes.InvalidArgument
 	case errors.Is(err, versions.ErrManifestNotFound):

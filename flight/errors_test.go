@@ -114,8 +114,8 @@ func TestBadInput(t *testing.T) {
 		{"info scan missing ref", infoOf(cmdDesc(`{"scan":{"project":"p","table":"t"}}`)), codes.InvalidArgument, `"ref"`},
 		{"info scan unknown column", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","columns":["nope"]}}`)), codes.InvalidArgument, "nope"},
 		{"info scan repeated column", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","columns":["id","id"]}}`)), codes.InvalidArgument, "twice"},
-		{"info recipe", infoOf(cmdDesc(`{"recipe":{"seed":1},"world_size":2}`)), codes.Unimplemented, "not implemented yet"},
-		{"info run", infoOf(cmdDesc(`{"run":"abc","world_size":2,"start_step":0}`)), codes.Unimplemented, "not implemented yet"},
+		{"info recipe without batch size", infoOf(cmdDesc(`{"recipe":{"seed":1},"world_size":2}`)), codes.InvalidArgument, `"batch_size" is missing`},
+		{"info bad run id", infoOf(cmdDesc(`{"run":"abc","world_size":2,"start_step":0}`)), codes.InvalidArgument, `"abc" must be 64 lowercase hex digits`},
 		{"schema short path", schemaOf(pathDesc("p")), codes.InvalidArgument, "[project, ref, table]"},
 		{"schema missing table", schemaOf(pathDesc("p", "main", "nope")), codes.NotFound, "nope"},
 

@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -51,6 +53,12 @@ func TestCode(t *testing.T) {
 		{wrap(versions.ErrTooManyRetries), codes.Aborted},
 		{wrap(versions.ErrConflict), codes.Aborted},
 		{wrap(ErrUnimplemented), codes.Unimplemented},
+		{wrap(sampler.ErrWorldSize), codes.InvalidArgument},
+		{wrap(sampler.ErrInvalid), codes.InvalidArgument},
+		{wrap(mix.ErrBadRecipe), codes.InvalidArgument},
+		{wrap(mix.ErrEmptyComponent), codes.InvalidArgument},
+		{wrap(mix.ErrStepRange), codes.InvalidArgument},
+		{wrap(mix.ErrRunNotFound), codes.NotFound},
 		{wrap(context.Canceled), codes.Canceled},
 		{wrap(context.DeadlineExceeded), codes.DeadlineExceeded},
 		{wrap(status.Error(codes.ResourceExhausted, "grpc: received message larger than max")), codes.ResourceExhausted},

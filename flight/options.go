@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weftdata/weft/mix"
 )
 
 // Options configure a Service.
@@ -33,10 +35,14 @@ type Options struct {
 	// ShutdownGrace is how long Serve lets running calls finish after its
 	// context ends before it cancels them.
 	ShutdownGrace time.Duration
+	// Mix configures the engine that serves runs (its block cache above
+	// all). A nil Allocator or Logger there means the Service's.
+	Mix mix.Options
 }
 
 // DefaultOptions: 256 MiB put messages, 3 MiB scan batches, 128 MiB
-// endpoints, 4 batches decoded ahead, 10 s shutdown grace.
+// endpoints, 4 batches decoded ahead, 10 s shutdown grace, and
+// mix.DefaultOptions (a 1 GiB block cache).
 func DefaultOptions() Options {
 	return Options{
 		MaxRecvMessageBytes: 256 << 20,
@@ -44,6 +50,7 @@ func DefaultOptions() Options {
 		EndpointBytes:       128 << 20,
 		Prefetch:            4,
 		ShutdownGrace:       10 * time.Second,
+		Mix:                 mix.DefaultOptions(),
 	}
 }
 
@@ -60,6 +67,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: Prefetch is %d; it must be 0 or more", o.Prefetch)
 	case o.ShutdownGrace < 0:
 		return fmt.Errorf("flight options: ShutdownGrace is %v; it must be 0 or more", o.ShutdownGrace)
+	}
+	if err := o.Mix.Validate(); err != nil {
+		return fmt.Errorf("flight options: %w", err)
 	}
 	return nil
 }

@@ -25,44 +25,44 @@ type scanRequest struct {
 }
 
 // commands lists the GetFlightInfo commands, for error messages.
-const commands = `{"scan": {"project","ref","table","columns"?}}`
+const commands = `{"scan": {"project","ref","table","columns"?}}, ` + mixCommands
 
 // parseDescriptor turns a GetFlightInfo or GetSchema descriptor into a scan
-// request. Commands for runs ({"recipe"}, {"run"}) are recognized and
-// answered with ErrUnimplemented.
-func parseDescriptor(d *arrowflight.FlightDescriptor) (*scanRequest, error) {
+// request or a run request ({"recipe"} or {"run"}); exactly one is set.
+func parseDescriptor(d *arrowflight.FlightDescriptor) (*scanRequest, *mixRequest, error) {
 	switch d.GetType() {
 	case arrowflight.DescriptorPATH:
 		path := d.GetPath()
 		if len(path) != 3 {
-			return nil, fmt.Errorf("%w: path %q has %d parts; want [project, ref, table]", ErrBadRequest, path, len(path))
+			return nil, nil, fmt.Errorf("%w: path %q has %d parts; want [project, ref, table]", ErrBadRequest, path, len(path))
 		}
-		return &scanRequest{Project: path[0], Ref: path[1], Table: path[2]}, nil
+		return &scanRequest{Project: path[0], Ref: path[1], Table: path[2]}, nil, nil
 	case arrowflight.DescriptorCMD:
 		return parseCommand(d.GetCmd())
 	}
-	return nil, fmt.Errorf("%w: descriptor type %v; send a path [project, ref, table] or a JSON command %s", ErrBadRequest, d.GetType(), commands)
+	return nil, nil, fmt.Errorf("%w: descriptor type %v; send a path [project, ref, table] or a JSON command: %s", ErrBadRequest, d.GetType(), commands)
 }
 
-func parseCommand(cmd []byte) (*scanRequest, error) {
+func parseCommand(cmd []byte) (*scanRequest, *mixRequest, error) {
 	var top map[string]json.RawMessage
 	if err := decodeBody("command", cmd, &top); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch {
 	case top["scan"] != nil:
 		if len(top) != 1 {
-			return nil, fmt.Errorf("%w: a scan command has the one key \"scan\"; got %s", ErrBadRequest, keys(top))
+			return nil, nil, fmt.Errorf("%w: a scan command has the one key \"scan\"; got %s", ErrBadRequest, keys(top))
 		}
 		var req scanRequest
 		if err := decodeBody("scan command", top["scan"], &req); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &req, nil
+		return &req, nil, nil
 	case top["recipe"] != nil || top["run"] != nil:
-		return nil, fmt.Errorf("%w: recipe and run commands (training mixes) are not served yet; only %s is", ErrUnimplemented, commands)
+		req, err := parseMixCommand(cmd)
+		return nil, req, err
 	}
-	return nil, fmt.Errorf("%w: unknown command with keys %s; commands are: %s", ErrBadRequest, keys(top), commands)
+	return nil, nil, fmt.Errorf("%w: unknown command with keys %s; commands are: %s", ErrBadRequest, keys(top), commands)
 }
 
 func keys(m map[string]json.RawMessage) string {
@@ -104,9 +104,16 @@ func (s *Service) resolve(ctx context.Context, r *scanRequest) (*tables.Version,
 // GetSchema returns the (projected) schema of a scan.
 func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
 	res, err := func() (*arrowflight.SchemaResult, error) {
-		req, err := parseDescriptor(d)
+		req, mreq, err := parseDescriptor(d)
 		if err != nil {
 			return nil, err
+		}
+		if mreq != nil {
+			run, err := s.resolveRun(ctx, mreq)
+			if err != nil {
+				return nil, err
+			}
+			return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(run.Schema(), s.mem)}, nil
 		}
 		_, schema, err := s.resolve(ctx, req)
 		if err != nil {
@@ -117,12 +124,16 @@ func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor
 	return res, s.status(ctx, "GetSchema", err)
 }
 
-// GetFlightInfo plans a scan: schema, row count, endpoints.
+// GetFlightInfo plans a scan (schema, row count, endpoints) or a run (one
+// endpoint per rank).
 func (s *Service) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
 	info, err := func() (*arrowflight.FlightInfo, error) {
-		req, err := parseDescriptor(d)
+		req, mreq, err := parseDescriptor(d)
 		if err != nil {
 			return nil, err
+		}
+		if mreq != nil {
+			return s.runInfo(ctx, d, mreq)
 		}
 		v, schema, err := s.resolve(ctx, req)
 		if err != nil {
@@ -257,6 +268,12 @@ func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_
 				return err
 			}
 			return s.doGetScan(ctx, st, stream)
+		case kindRank:
+			rt, err := decodeRankTicket(payload)
+			if err != nil {
+				return err
+			}
+			return s.doGetRank(ctx, rt, stream)
 		}
 		return fmt.Errorf("%w: unknown ticket kind %d", ErrBadTicket, kind)
 	}()

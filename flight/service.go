@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -26,6 +27,7 @@ type Service struct {
 
 	tables *tables.Store
 	v      *versions.Store
+	mix    *mix.Engine
 	opts   Options
 	mem    memory.Allocator
 	log    *slog.Logger
@@ -48,8 +50,26 @@ func New(t *tables.Store, opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	mo := opts.Mix
+	if mo.Allocator == nil {
+		mo.Allocator = s.mem
+	}
+	if mo.Logger == nil {
+		mo.Logger = s.log
+	}
+	var err error
+	if s.mix, err = mix.New(t, mo); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
+
+// MixStats returns the counters of the block cache that serves runs.
+func (s *Service) MixStats() mix.Stats { return s.mix.Stats() }
+
+// Close drops the Service's caches (their Arrow memory). Serve calls it
+// when it returns.
+func (s *Service) Close() { s.mix.Close() }
 
 // Ping checks that the store answers: it lists at most one key.
 func (s *Service) Ping(ctx context.Context) error {
@@ -80,8 +100,9 @@ func (s *Service) NewServer() *grpc.Server {
 // Serve serves Flight on lis until ctx ends, then stops accepting calls,
 // lets running calls finish for up to Options.ShutdownGrace, cancels the
 // rest, and returns once every handler has returned. It returns nil after
-// a shutdown asked for by ctx. It closes lis.
+// a shutdown asked for by ctx. It closes lis, and the Service (Close).
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
+	defer s.Close()
 	srv := s.NewServer()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()

@@ -30,6 +30,7 @@ type ticketKind byte
 
 const (
 	kindScan ticketKind = 1 // a range of row groups of a table version
+	kindRank ticketKind = 2 // one rank's steps of a run
 )
 
 // scanTicket names a range of blocks of a pinned table version.

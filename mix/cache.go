@@ -32,7 +32,8 @@ type blockKey struct {
 // building.
 type blockCache struct {
 	capacity int64
-	limit    chan struct{} // bounds concurrent decodes, engine-wide
+	limit    chan struct{}  // bounds concurrent decodes, engine-wide
+	running  sync.WaitGroup // loads in flight
 
 	mu struct {
 		sync.Mutex
@@ -102,7 +103,7 @@ func (c *blockCache) get(ctx context.Context, k blockKey, load func(context.Cont
 		lctx, cancel := context.WithCancel(context.Background())
 		f = &flight{done: make(chan struct{}), cancel: cancel}
 		c.mu.flights[k] = f
-		go c.run(lctx, k, f, load)
+		c.running.Go(func() { c.run(lctx, k, f, load) })
 	} else {
 		c.joins.Add(1)
 	}
@@ -197,8 +198,15 @@ func (c *blockCache) evictLocked() []arrow.RecordBatch {
 	return out
 }
 
-// purge drops every entry (blocks in use stay alive until released).
+// purge cancels the loads in flight, waits for them, and drops every
+// entry (blocks in use stay alive until released).
 func (c *blockCache) purge() {
+	c.mu.Lock()
+	for _, f := range c.mu.flights {
+		f.cancel()
+	}
+	c.mu.Unlock()
+	c.running.Wait()
 	c.mu.Lock()
 	var out []arrow.RecordBatch
 	for el := c.mu.lru.Front(); el != nil; el = el.Next() {

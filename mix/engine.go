@@ -144,8 +144,9 @@ func (e *Engine) Stats() Stats {
 	}
 }
 
-// Close drops the cached blocks. Streams still running keep working (and
-// fill the cache again); call it once they are done.
+// Close cancels the block loads in flight, waits for them and drops the
+// cached blocks. Streams still running fail or fill the cache again; call
+// it once they are done.
 func (e *Engine) Close() { e.cache.purge() }
 
 // Resolve pins every component of r to a commit, counts its rows, lays out
