@@ -72,7 +72,11 @@ func BenchmarkTables(b *testing.B) {
 		if _, err := v.CreateProject(ctx, "bench"); err != nil {
 			b.Fatal(err)
 		}
-		var last *tables.AppendResult
+		var (
+			last      *tables.AppendResult
+			lastTable versions.TableName
+			appends   int // -count runs this sub-benchmark more than once
+		)
 		b.Run(backend+"/append", func(b *testing.B) {
 			b.SetBytes(size)
 			for i := 0; i < b.N; i++ {
@@ -86,7 +90,9 @@ func BenchmarkTables(b *testing.B) {
 				for _, r := range recs {
 					r.Release()
 				}
-				last, err = s.Append(ctx, "bench", "main", versions.TableName(fmt.Sprintf("t%d", i)), rr, "")
+				lastTable = versions.TableName(fmt.Sprintf("t%d", appends))
+				appends++
+				last, err = s.Append(ctx, "bench", "main", lastTable, rr, "")
 				rr.Release()
 				if err != nil {
 					b.Fatal(err)
@@ -97,7 +103,7 @@ func BenchmarkTables(b *testing.B) {
 			continue
 		}
 		b.Logf("%s: data file %.1f MiB, %d row groups", backend, float64(last.File.Size)/(1<<20), len(last.File.RowGroups))
-		ver, err := s.TableAt(ctx, "bench", last.Commit.ID, "t0")
+		ver, err := s.TableAt(ctx, "bench", last.Commit.ID, lastTable)
 		if err != nil {
 			b.Fatal(err)
 		}
