@@ -15,7 +15,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 PYTEST_FLAGS ?= -v
 
-.PHONY: all build test test-go test-python vet tools bench bench-flight flightd venv clean
+.PHONY: all build test test-go test-python vet tools bench bench-flight bench-mix flightd demo venv clean
 
 all: build
 
@@ -47,6 +47,10 @@ test-go:
 ## flightd: build the server binary into bin/flightd.
 flightd:
 	$(GO) build -o bin/flightd ./cmd/flightd
+
+## demo: the first command to run: Weft's story in under a minute on a fresh local store.
+demo: flightd
+	bin/flightd demo
 
 ## venv: the Python test environment in $(VENV) (pip's cache makes reruns fast).
 venv: $(VENV)/.installed

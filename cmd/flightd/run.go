@@ -20,9 +20,10 @@ const usage = `flightd: Weft's training-data server.
 
 Usage:
   flightd serve [flags]    serve the Arrow Flight protocol over a store
+  flightd demo [flags]     tell Weft's story in under a minute (a local store, a mix on 4 then 8 ranks)
   flightd help [command]   show help (also: flightd --help, flightd serve --help)
 
-Run 'flightd serve --help' for the flags of serve.
+Run 'flightd serve --help' or 'flightd demo --help' for their flags.
 `
 
 // run is the whole program, minus the process: it returns the exit code.
@@ -34,14 +35,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd := args[0]; cmd {
 	case "serve":
 		return serveCommand(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return demoCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serveCommand(ctx, []string{"--help"}, stdout, stderr)
 		}
+		if len(args) > 1 && args[1] == "demo" {
+			return demoCommand(ctx, []string{"--help"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "flightd: unknown command %q; commands: serve, help (see 'flightd --help')\n", cmd)
+		fmt.Fprintf(stderr, "flightd: unknown command %q; commands: serve, demo, help (see 'flightd --help')\n", cmd)
 		return exitUsage
 	}
 }

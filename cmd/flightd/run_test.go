@@ -90,3 +90,24 @@ func TestServeUntilCancelled(t *testing.T) {
 	}
 	require.Contains(t, errOut.String(), `"msg":"stopped"`)
 }
+
+// TestDemo: the demo tells its story and every resumed step is identical.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo writes 90k rows: skipped with -short")
+	}
+	var out, errOut bytes.Buffer
+	dir := t.TempDir()
+	require.Equal(t, exitOK, run(context.Background(), []string{"demo", "--store", dir}, &out, &errOut), errOut.String())
+	s := out.String()
+	require.Equal(t, 6, strings.Count(s, "identical"), s)
+	require.NotContains(t, s, "DIFFERENT")
+	require.Contains(t, s, "failed 19 (29.7%)  nominal 45 (70.3%)")
+	require.Contains(t, s, "Throughput: 90432 samples")
+	require.Contains(t, errOut.String(), dir)
+
+	// A non-empty store is refused.
+	errOut.Reset()
+	require.Equal(t, exitUsage, run(context.Background(), []string{"demo", "--store", dir}, &out, &errOut))
+	require.Contains(t, errOut.String(), "not empty")
+}

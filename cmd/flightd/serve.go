@@ -46,6 +46,8 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.BatchBytes, "scan-batch-size", "target `SIZE` of one DoGet batch; keep it under 4MiB, gRPC clients' default limit")
 	size64Var(fs, &cfg.flight.EndpointBytes, "scan-endpoint-size", "target Parquet `SIZE` of one scan endpoint (row groups are grouped into endpoints of about this size)")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
+	size64Var(fs, &cfg.flight.Mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
+	fs.IntVar(&cfg.flight.Mix.Prefetch, "mix-prefetch", cfg.flight.Mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
 	fs.Int64Var(&cfg.tables.RowGroupRows, "row-group-rows", cfg.tables.RowGroupRows, "most rows in one Parquet row group of a written file (`N`)")
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")
@@ -55,8 +57,8 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 		out := fs.Output()
 		fmt.Fprint(out, `Usage: flightd serve [flags]
 
-Serve Weft's Arrow Flight protocol (projects, branches, table puts and scans)
-over a store, until SIGINT or SIGTERM: then stop accepting calls, let running
+Serve Weft's Arrow Flight protocol (projects, branches, table puts and scans,
+training runs and their rank streams) over a store, until SIGINT or SIGTERM: then stop accepting calls, let running
 ones finish for --shutdown-grace, cancel the rest, and exit 0.
 
 Exit status: 0 after a signal, 2 for a bad flag or an unreachable store or
