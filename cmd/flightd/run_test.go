@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -10,9 +12,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/weftdata/weft/internal/s3test"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The end-to-end tests run this binary as flightd (see startFlightd).
+	if os.Getenv(asFlightd) == "1" {
+		main()
+	}
+	code := s3test.Main(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutine leak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // syncBuffer is a bytes.Buffer safe for the server's logger and the test.
 type syncBuffer struct {
