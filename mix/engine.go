@@ -86,6 +86,7 @@ type Engine struct {
 	mem     memory.Allocator
 	log     *slog.Logger
 	cache   *blockCache
+	scratch *scratchPool // page buffers of the Parquet reader
 	footers footerCache
 	// blockBytes and windowBytes are the layout constants; tests shrink them.
 	blockBytes, windowBytes int64
@@ -113,6 +114,7 @@ func New(ts *tables.Store, opts Options) (*Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.cache = newBlockCache(opts.CacheBytes, opts.Decoders)
+	e.scratch = newScratchPool(e.mem, 64<<20)
 	e.blockBytes, e.windowBytes = blockBytes, windowBytes
 	e.footers.max = opts.FooterCacheEntries
 	e.runs.m = make(map[RunID]*Run)
@@ -147,7 +149,10 @@ func (e *Engine) Stats() Stats {
 // Close cancels the block loads in flight, waits for them and drops the
 // cached blocks. Streams still running fail or fill the cache again; call
 // it once they are done.
-func (e *Engine) Close() { e.cache.purge() }
+func (e *Engine) Close() {
+	e.cache.purge()
+	e.scratch.drain()
+}
 
 // Resolve pins every component of r to a commit, counts its rows, lays out
 // its blocks, stores the run record (once: the same recipe at the same

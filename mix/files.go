@@ -26,8 +26,8 @@ const (
 	// blockBytes is the target size of a block: the projected columns'
 	// uncompressed Parquet bytes. A row group up to 5/4 of it is one
 	// block; a larger one is cut at page boundaries of its widest column
-	// into about ⌈bytes/blockBytes⌉ blocks.
-	blockBytes = 4 << 20
+	// into about ⌈bytes/blockBytes⌉ blocks (see doc.go, "Blocks").
+	blockBytes = 8 << 20
 	// windowBytes bounds the default shuffle window: buffer_rows is
 	// sampler.DefaultBufferRows rows, or fewer so that a window of the
 	// component with the widest rows holds about this many bytes (and at
@@ -54,7 +54,7 @@ func (e *Engine) openFile(ctx context.Context, key string) (*dataFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open data file %s: %w", key, err)
 	}
-	props := parquet.NewReaderProperties(e.mem)
+	props := parquet.NewReaderProperties(e.scratch)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = readBufferBytes
 	opts := []file.ReadOption{file.WithReadProps(props)}
@@ -202,7 +202,7 @@ func (e *Engine) readBlock(ctx context.Context, v *tables.Version, b blockRef, d
 		return nil, err
 	}
 	defer f.Close()
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: b.Rows}, e.mem)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: b.Rows, PreAllocBinaryData: true}, e.mem)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)
 	}

@@ -1,0 +1,100 @@
+package mix
+
+import (
+	"math/bits"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// scratchPool is a memory.Allocator that recycles large buffers, for the
+// Parquet reader's page buffers (compressed page, decompressed page) that
+// every block read allocates, fills completely and frees. Recycling skips
+// the Go runtime's zeroing of each fresh 8 MiB allocation and the copies of
+// growing buffers. Buffers handed out are NOT zeroed; only code that writes
+// before it reads may use this allocator (never Arrow arrays). It keeps at
+// most max bytes; the rest goes back to base. Safe for concurrent use.
+type scratchPool struct {
+	base memory.Allocator
+	max  int64
+
+	mu struct {
+		sync.Mutex
+		free  map[int][][]byte // by capacity (a power of two)
+		bytes int64
+	}
+}
+
+// minPooled: smaller buffers are cheap to allocate and go straight to base.
+const minPooled = 64 << 10
+
+func newScratchPool(base memory.Allocator, max int64) *scratchPool {
+	p := &scratchPool{base: base, max: max}
+	p.mu.free = make(map[int][][]byte)
+	return p
+}
+
+func poolClass(n int) int {
+	if n <= minPooled {
+		return minPooled
+	}
+	return 1 << bits.Len(uint(n-1))
+}
+
+func (p *scratchPool) Allocate(size int) []byte {
+	if size < minPooled {
+		return p.base.Allocate(size)
+	}
+	class := poolClass(size)
+	p.mu.Lock()
+	if l := p.mu.free[class]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.mu.free[class] = l[:len(l)-1]
+		p.mu.bytes -= int64(class)
+		p.mu.Unlock()
+		return b[:size]
+	}
+	p.mu.Unlock()
+	return p.base.Allocate(class)[:size]
+}
+
+func (p *scratchPool) Reallocate(size int, b []byte) []byte {
+	if cap(b) >= size {
+		return b[:size]
+	}
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+func (p *scratchPool) Free(b []byte) {
+	c := cap(b)
+	if c < minPooled || c&(c-1) != 0 {
+		p.base.Free(b)
+		return
+	}
+	p.mu.Lock()
+	if p.mu.bytes+int64(c) <= p.max {
+		p.mu.free[c] = append(p.mu.free[c], b[:c])
+		p.mu.bytes += int64(c)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.base.Free(b[:c])
+}
+
+// drain returns every pooled buffer to base.
+func (p *scratchPool) drain() {
+	p.mu.Lock()
+	free := p.mu.free
+	p.mu.free = make(map[int][][]byte)
+	p.mu.bytes = 0
+	p.mu.Unlock()
+	for _, l := range free {
+		for _, b := range l {
+			p.base.Free(b)
+		}
+	}
+}
