@@ -67,6 +67,10 @@ test-python: flightd venv tools
 bench-flight: tools
 	$(GO) test -run '^$$' -bench BenchmarkScan -benchtime 1x -timeout 60m ./flight/
 
+## bench-mix: training mixes over Flight (fs, MinIO): samples/s and MB/s against a plain scan and the Flight ceiling, W=4 decodes, resume latency, flightd peak RSS (~3 GB of data; prints a table, writes bench/mix-results.md).
+bench-mix: tools
+	WEFT_MIX_RESULTS=$(abspath bench/mix-results.md) $(GO) test -run '^$$' -bench BenchmarkMix -benchtime 1x -timeout 60m ./bench/
+
 ## bench: storage benchmarks (prints MB/s; see bench/).
 bench: tools
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tables/
