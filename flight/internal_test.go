@@ -150,6 +150,34 @@ func TestScanTicketValidation(t *testing.T) {
 	}
 }
 
+func TestRankTicketValidation(t *testing.T) {
+	good := rankTicket{Run: mix.RunID(fmt64('c')), Project: "p", Rank: 1, World: 4, Start: 0, End: 10}
+	tkt, err := encodeTicket(kindRank, good)
+	require.NoError(t, err)
+	kind, payload, err := decodeTicket(tkt)
+	require.NoError(t, err)
+	require.Equal(t, kindRank, kind)
+	got, err := decodeRankTicket(payload)
+	require.NoError(t, err)
+	require.Equal(t, good, *got)
+	run := fmt64('c')
+	for _, payload := range []string{
+		``, `null`, `[]`, `{}`,
+		`{"run":"` + run + `","p":"p","r":0,"w":1,"s0":0,"s1":1,"x":1}`, // unknown field
+		`{"run":"abc","p":"p","r":0,"w":1,"s0":0,"s1":1}`,
+		`{"run":"` + run + `","p":"a/b","r":0,"w":1,"s0":0,"s1":1}`,
+		`{"run":"` + run + `","p":"p","r":1,"w":1,"s0":0,"s1":1}`,
+		`{"run":"` + run + `","p":"p","r":-1,"w":1,"s0":0,"s1":1}`,
+		`{"run":"` + run + `","p":"p","r":0,"w":0,"s0":0,"s1":1}`,
+		`{"run":"` + run + `","p":"p","r":0,"w":1,"s0":-1,"s1":1}`,
+		`{"run":"` + run + `","p":"p","r":0,"w":1,"s0":3,"s1":3}`,
+		`{"run":"` + run + `","p":"p","r":0,"w":1,"s0":0,"s1":1} {}`,
+	} {
+		_, err := decodeRankTicket([]byte(payload))
+		require.ErrorIs(t, err, ErrBadTicket, payload)
+	}
+}
+
 // FuzzTicket: no input makes ticket decoding panic, and whatever it
 // rejects, it rejects as a bad ticket.
 func FuzzTicket(f *testing.F) {
@@ -163,8 +191,13 @@ func FuzzTicket(f *testing.F) {
 			require.ErrorIs(t, err, ErrBadTicket)
 			return
 		}
-		if kind == kindScan {
+		switch kind {
+		case kindScan:
 			if _, err := decodeScanTicket(payload); err != nil {
+				require.ErrorIs(t, err, ErrBadTicket)
+			}
+		case kindRank:
+			if _, err := decodeRankTicket(payload); err != nil {
 				require.ErrorIs(t, err, ErrBadTicket)
 			}
 		}

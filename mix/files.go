@@ -78,21 +78,6 @@ func fileKey(v *tables.Version, fi int) string {
 	return versions.ProjectKey(v.Project) + v.Manifest.Files[fi].Path
 }
 
-// leafColumns maps a projection to Parquet leaf column indices.
-func leafColumns(md *metadata.FileMetaData, projected *arrow.Schema) []int {
-	want := make(map[string]bool, projected.NumFields())
-	for _, f := range projected.Fields() {
-		want[f.Name] = true
-	}
-	var leaves []int
-	for i := range md.Schema.NumColumns() {
-		if want[md.Schema.Column(i).ColumnPath()[0]] {
-			leaves = append(leaves, i)
-		}
-	}
-	return leaves
-}
-
 // fileLayout cuts the row groups of data file fi of v into blocks for the
 // projection, and returns their row counts and the projection's
 // uncompressed bytes in the file.
@@ -115,7 +100,7 @@ func (e *Engine) fileLayout(ctx context.Context, v *tables.Version, fi int, proj
 	if md.NumRowGroups() < len(want) {
 		return nil, 0, fmt.Errorf("%w: data file %s has %d row groups, its manifest says %d", versions.ErrCorrupt, key, md.NumRowGroups(), len(want))
 	}
-	leaves := leafColumns(md, projected)
+	leaves := tables.LeafColumns(md, projected)
 	pages := f.pf.GetPageIndexReader()
 	var blocks []int64
 	var total int64
@@ -206,7 +191,7 @@ func (e *Engine) readBlock(ctx context.Context, v *tables.Version, b blockRef, d
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)
 	}
-	rr, err := fr.GetRecordReader(ctx, leafColumns(f.pf.MetaData(), data), []int{b.RowGroup})
+	rr, err := fr.GetRecordReader(ctx, tables.LeafColumns(f.pf.MetaData(), data), []int{b.RowGroup})
 	if err != nil {
 		return nil, fmt.Errorf("read %s row group %d: %w", key, b.RowGroup, err)
 	}
