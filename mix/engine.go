@@ -86,7 +86,7 @@ type Engine struct {
 	mem     memory.Allocator
 	log     *slog.Logger
 	cache   *blockCache
-	scratch *scratchPool // page buffers of the Parquet reader
+	scratch *scratchPool // Parquet page buffers and batch buffers, recycled
 	footers footerCache
 	// blockBytes and windowBytes are the layout constants; tests shrink them.
 	blockBytes, windowBytes int64
@@ -97,6 +97,10 @@ type Engine struct {
 		order []RunID // insertion order, for eviction
 	}
 }
+
+// scratchBytes bounds the recycled buffers an Engine keeps: Parquet page
+// buffers and the buffers of sent batches.
+const scratchBytes = 128 << 20
 
 // New returns an Engine over the tables of ts.
 func New(ts *tables.Store, opts Options) (*Engine, error) {
@@ -114,7 +118,7 @@ func New(ts *tables.Store, opts Options) (*Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.cache = newBlockCache(opts.CacheBytes, opts.Decoders)
-	e.scratch = newScratchPool(e.mem, 64<<20)
+	e.scratch = newScratchPool(e.mem, scratchBytes)
 	e.blockBytes, e.windowBytes = blockBytes, windowBytes
 	e.footers.max = opts.FooterCacheEntries
 	e.runs.m = make(map[RunID]*Run)

@@ -31,12 +31,13 @@ func appendSpan(spans []span, src int32, row int64) []span {
 }
 
 // gather builds an array of type dt that is the concatenation of spans of
-// srcs (each of type dt), with buffers from mem, in one pass and one copy
-// of the values. Fixed-width types, booleans, (large) binary and strings,
+// srcs (each of type dt), in one pass and one copy of the values. Buffers
+// it fills completely come from bufs, which need not zero them; the
+// fallback path allocates from mem. Fixed-width types, booleans, (large) binary and strings,
 // fixed-size lists, (large) lists, maps and structs are copied directly;
 // other types (dictionaries, unions, views, run-end encoded, extensions) go
 // through array.Concatenate of slices.
-func gather(mem memory.Allocator, dt arrow.DataType, srcs []arrow.ArrayData, spans []span) (arrow.ArrayData, error) {
+func gather(mem, bufs memory.Allocator, dt arrow.DataType, srcs []arrow.ArrayData, spans []span) (arrow.ArrayData, error) {
 	var total int64
 	for _, s := range spans {
 		total += s.n
@@ -51,7 +52,7 @@ func gather(mem memory.Allocator, dt arrow.DataType, srcs []arrow.ArrayData, spa
 		}
 		return gatherSlow(mem, srcs, spans)
 	}
-	g := gatherer{mem: mem}
+	g := gatherer{mem: bufs}
 	defer g.releaseAll()
 	d, err := g.gather(dt, srcs, spans, total)
 	if err != nil {

@@ -148,7 +148,7 @@ func TestGather(t *testing.T) {
 						parts = append(parts, array.NewSlice(srcs[s], int64(row+1), int64(row+2)))
 					}
 				}
-				got, err := gather(mem, dt, datas, spans)
+				got, err := gather(mem, dirty{mem}, dt, datas, spans)
 				require.NoError(t, err)
 				ga := array.MakeFromData(got)
 				got.Release()
@@ -171,4 +171,23 @@ func TestGather(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dirty hands out buffers full of garbage, as a recycling allocator may:
+// gather must write every byte it later reads.
+type dirty struct{ memory.Allocator }
+
+func (d dirty) Allocate(n int) []byte {
+	b := d.Allocator.Allocate(n)
+	for i := range b {
+		b[i] = 0xa5
+	}
+	return b
+}
+
+func (d dirty) Reallocate(n int, b []byte) []byte {
+	nb := d.Allocate(n)
+	copy(nb, b)
+	d.Free(b)
+	return nb
 }

@@ -7,13 +7,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// scratchPool is a memory.Allocator that recycles large buffers, for the
+// scratchPool is a memory.Allocator that recycles large buffers: the
 // Parquet reader's page buffers (compressed page, decompressed page) that
-// every block read allocates, fills completely and frees. Recycling skips
-// the Go runtime's zeroing of each fresh 8 MiB allocation and the copies of
-// growing buffers. Buffers handed out are NOT zeroed; only code that writes
-// before it reads may use this allocator (never Arrow arrays). It keeps at
-// most max bytes; the rest goes back to base. Safe for concurrent use.
+// every block read allocates, fills completely and frees, and the buffers
+// gather fills for each step's batch, freed once the batch is sent.
+// Recycling skips the Go runtime's zeroing of each fresh multi-MiB
+// allocation and the copies of growing buffers. Buffers handed out are NOT
+// zeroed: only code that writes every byte it later reads may use this
+// allocator. It keeps at most max bytes; the rest goes back to base. Safe
+// for concurrent use.
 type scratchPool struct {
 	base memory.Allocator
 	max  int64

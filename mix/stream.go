@@ -260,12 +260,13 @@ func (s *stream) build(ctx context.Context, ps *plannedStep) (arrow.RecordBatch,
 	for t := range ps.src {
 		spans = appendSpan(spans, ps.src[t], ps.off[t])
 	}
-	return buildBatch(s.e.mem, s.run, ps.futs, spans, ps.comps, ps.rows)
+	return buildBatch(s.e.mem, s.e.scratch, s.run, ps.futs, spans, ps.comps, ps.rows)
 }
 
-// buildBatch gathers the data columns from the blocks and appends
-// _component and _row.
-func buildBatch(mem memory.Allocator, run *Run, futs []*future, spans []span, comps []int32, rows []int64) (arrow.RecordBatch, error) {
+// buildBatch gathers the data columns from the blocks (into buffers from
+// bufs, the engine's recycled scratch memory) and appends _component and
+// _row.
+func buildBatch(mem, bufs memory.Allocator, run *Run, futs []*future, spans []span, comps []int32, rows []int64) (arrow.RecordBatch, error) {
 	n := len(comps)
 	cols := make([]arrow.Array, 0, run.schema.NumFields())
 	defer func() {
@@ -278,7 +279,7 @@ func buildBatch(mem memory.Allocator, run *Run, futs []*future, spans []span, co
 		for i, fu := range futs {
 			srcs[i] = fu.rec.Column(k).Data()
 		}
-		d, err := gather(mem, f.Type, srcs, spans)
+		d, err := gather(mem, bufs, f.Type, srcs, spans)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}
