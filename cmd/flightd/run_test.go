@@ -57,7 +57,7 @@ func TestHelp(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run(context.Background(), []string{"serve", "--help"}, &out, &errOut))
-	for _, flag := range []string{"store", "addr", "log-level", "log-format", "s3-endpoint", "s3-access-key", "s3-secret-key", "s3-region", "max-message-size", "scan-batch-size", "scan-endpoint-size", "scan-prefetch", "shutdown-grace", "row-group-rows", "row-group-size", "commit-attempts"} {
+	for _, flag := range []string{"store", "addr", "log-level", "log-format", "s3-endpoint", "s3-access-key", "s3-secret-key", "s3-region", "max-message-size", "scan-batch-size", "scan-endpoint-size", "scan-prefetch", "shutdown-grace", "row-group-rows", "row-group-size", "commit-attempts", "cache-size", "mix-prefetch"} {
 		require.Contains(t, out.String(), "-"+flag+" ")
 	}
 }
@@ -65,7 +65,7 @@ func TestHelp(t *testing.T) {
 func TestBadInvocations(t *testing.T) {
 	for _, args := range [][]string{
 		{}, {"nope"}, {"serve", "--nope"}, {"serve", "x"}, {"serve", "--log-level", "loud"}, {"serve", "--log-format", "xml"},
-		{"serve", "--max-message-size", "1KiB"}, {"serve", "--scan-batch-size", "-1"}, {"serve", "--row-group-rows", "0"}, {"serve", "--commit-attempts", "0"},
+		{"serve", "--max-message-size", "1KiB"}, {"serve", "--scan-batch-size", "-1"}, {"serve", "--row-group-rows", "0"}, {"serve", "--commit-attempts", "0"}, {"serve", "--cache-size", "lots"}, {"serve", "--mix-prefetch", "-1"}, {"demo", "--nope"}, {"demo", "x"},
 		{"serve", "--store", "gopher://x"}, {"serve", "--store", ""},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
