@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -524,6 +525,10 @@ func BenchmarkMix(b *testing.B) {
 
 		// Large rows.
 		if want("large") {
+			srv := serve(b, bk)
+			ls := scan(b, dial(b, srv.addr), "large_a", "large_b")
+			srv.stop()
+			pf("| %s | large rows: sequential DoGet scan of both tables, 1 stream (context: the store's read path) | %.0f | %.0f | | %.2f GB |\n", storeName, ls.rowsPerSec(), ls.mbPerSec(), float64(ls.bytes)/1e9)
 			var ceils, lgs []result
 			var decodes int64
 			var lblocks int
@@ -582,7 +587,9 @@ func BenchmarkMix(b *testing.B) {
 			continue
 		}
 		rss, rres := flightdRSS(b, bin, flightdArgs, flightdEnv, smallRecipe)
-		pf("| %s | flightd process, small-row mix, default 1 GiB cache: peak RSS | %.0f | %.0f | | VmHWM %.0f MiB |\n", storeName, rres.rowsPerSec(), rres.mbPerSec(), float64(rss)/(1<<20))
+		pf("| %s | flightd process, small-row mix, default 1 GiB cache (and default --memory-limit, cache + 512 MiB): peak RSS | %.0f | %.0f | | VmHWM %.0f MiB |\n", storeName, rres.rowsPerSec(), rres.mbPerSec(), float64(rss)/(1<<20))
+		rss, rres = flightdRSS(b, bin, flightdArgs, append(slices.Clone(flightdEnv), "GOMEMLIMIT=9223372036854775807"), smallRecipe)
+		pf("| %s | the same without a memory limit (GOGC 100 only) | %.0f | %.0f | | VmHWM %.0f MiB |\n", storeName, rres.rowsPerSec(), rres.mbPerSec(), float64(rss)/(1<<20))
 	}
 	fmt.Fprint(os.Stdout, "\n"+report.String())
 	if path := os.Getenv("WEFT_MIX_RESULTS"); path != "" {

@@ -57,7 +57,7 @@ func TestHelp(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run(context.Background(), []string{"serve", "--help"}, &out, &errOut))
-	for _, flag := range []string{"store", "addr", "log-level", "log-format", "s3-endpoint", "s3-access-key", "s3-secret-key", "s3-region", "max-message-size", "scan-batch-size", "scan-endpoint-size", "scan-prefetch", "shutdown-grace", "row-group-rows", "row-group-size", "commit-attempts", "cache-size", "mix-prefetch"} {
+	for _, flag := range []string{"store", "addr", "log-level", "log-format", "s3-endpoint", "s3-access-key", "s3-secret-key", "s3-region", "max-message-size", "scan-batch-size", "scan-endpoint-size", "scan-prefetch", "shutdown-grace", "row-group-rows", "row-group-size", "commit-attempts", "cache-size", "mix-prefetch", "memory-limit"} {
 		require.Contains(t, out.String(), "-"+flag+" ")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -26,7 +28,14 @@ type serveConfig struct {
 	flight    flight.Options
 	tables    tables.Options
 	versions  versions.Options
+	// memoryLimit is the Go runtime's soft memory limit; 0 means the
+	// cache size plus memoryHeadroom. $GOMEMLIMIT, when set, wins.
+	memoryLimit int64
 }
+
+// memoryHeadroom is what the default memory limit allows beyond the block
+// cache: the blocks and batches of running streams, gRPC buffers, footers.
+const memoryHeadroom = 512 << 20
 
 func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -47,6 +56,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.EndpointBytes, "scan-endpoint-size", "target Parquet `SIZE` of one scan endpoint (row groups are grouped into endpoints of about this size)")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.flight.Mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "soft limit of the Go heap (`SIZE`), so the garbage collector keeps RSS near it rather than at twice the live heap; 0 means --cache-size plus 512MiB; $GOMEMLIMIT, if set, wins")
 	fs.IntVar(&cfg.flight.Mix.Prefetch, "mix-prefetch", cfg.flight.Mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
 	fs.Int64Var(&cfg.tables.RowGroupRows, "row-group-rows", cfg.tables.RowGroupRows, "most rows in one Parquet row group of a written file (`N`)")
@@ -166,10 +176,25 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("cannot listen on --addr %s: %v", cfg.addr, err)
 	}
-	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store)
+	limit := memoryLimit(cfg)
+	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.flight.Mix.CacheBytes), "memory_limit", limit)
 	if err := svc.Serve(ctx, lis); err != nil {
 		log.Error("server failed", "err", err)
 		return exitFail
 	}
 	return exitOK
+}
+
+// memoryLimit sets the Go runtime's soft memory limit from the config
+// unless $GOMEMLIMIT is set, and returns the limit in force, for the log.
+func memoryLimit(cfg serveConfig) string {
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		return v + " ($GOMEMLIMIT)"
+	}
+	limit := cfg.memoryLimit
+	if limit == 0 {
+		limit = cfg.flight.Mix.CacheBytes + memoryHeadroom
+	}
+	debug.SetMemoryLimit(limit)
+	return formatBytes(limit)
 }
