@@ -179,7 +179,8 @@ func cutRowGroup(rows, bytes int64, pages []int64, target int64) []int64 {
 }
 
 // readBlock reads block b of a component (version v) with the columns of
-// data, as one record batch in data's column order.
+// data, as one record batch in data's column order. Wide binary columns are
+// read directly (binary.go); the others through pqarrow's record reader.
 func (e *Engine) readBlock(ctx context.Context, v *tables.Version, b blockRef, data *arrow.Schema) (arrow.RecordBatch, error) {
 	key := fileKey(v, b.File)
 	f, err := e.openFile(ctx, key)
@@ -187,6 +188,49 @@ func (e *Engine) readBlock(ctx context.Context, v *tables.Version, b blockRef, d
 		return nil, err
 	}
 	defer f.Close()
+	md := f.pf.MetaData()
+	cols := make([]arrow.Array, data.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	var rest []arrow.Field // columns for pqarrow
+	for i, fd := range data.Fields() {
+		leaf := directLeaf(md, fd)
+		if leaf < 0 {
+			rest = append(rest, fd)
+			continue
+		}
+		if cols[i], err = e.readBinary(ctx, f, key, b, leaf, fd); err != nil {
+			return nil, err
+		}
+	}
+	if len(rest) > 0 {
+		rec, err := e.readRecords(ctx, f, key, b, arrow.NewSchema(rest, nil))
+		if err != nil {
+			return nil, err
+		}
+		defer rec.Release()
+		k := 0
+		for i := range cols {
+			if cols[i] == nil {
+				cols[i] = rec.Column(k)
+				cols[i].Retain()
+				k++
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return array.NewRecordBatch(data, cols, b.Rows), nil
+}
+
+// readRecords reads block b's rows of the columns of data through pqarrow.
+func (e *Engine) readRecords(ctx context.Context, f *dataFile, key string, b blockRef, data *arrow.Schema) (arrow.RecordBatch, error) {
 	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: b.Rows, PreAllocBinaryData: true}, e.mem)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)

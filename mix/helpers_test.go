@@ -59,18 +59,22 @@ func makeBatch(mem memory.Allocator, tag string, start, n int64, blobLen int) ar
 		for k := range 3 {
 			fl.ValueBuilder().(*array.Float32Builder).Append(float32(id) + float32(k)/4)
 		}
-		// Incompressible bytes, a function of (tag, id).
-		x := uint64(id)*0x9E3779B97F4A7C15 ^ uint64(tag[0])
-		for i := range blob {
-			if i%8 == 0 {
-				x = x*6364136223846793005 + 1442695040888963407
-			}
-			blob[i] = byte(x >> (8 * (i % 8)))
-		}
+		fillBlob(blob, id)
 		b.Field(3).(*array.BinaryBuilder).Append(blob)
 		b.Field(4).(*array.BooleanBuilder).Append(id%3 == 0)
 	}
 	return b.NewRecordBatch()
+}
+
+// fillBlob fills blob with incompressible bytes, a function of id.
+func fillBlob(blob []byte, id int64) {
+	x := uint64(id) * 0x9E3779B97F4A7C15
+	for i := range blob {
+		if i%8 == 0 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		blob[i] = byte(x >> (8 * (i % 8)))
+	}
 }
 
 // env is an engine over one bucket, with the stores behind it.
@@ -201,6 +205,15 @@ func checkBatch(t testing.TB, rec arrow.RecordBatch) []sample {
 			for k := range 3 {
 				require.Equal(t, float32(out[i].row)+float32(k)/4, vals.Value(int(s)+k))
 			}
+		}
+	}
+	if f := schema.FieldIndices("blob"); len(f) == 1 {
+		blobs := rec.Column(f[0]).(*array.Binary)
+		for i := range out {
+			got := blobs.Value(i)
+			want := make([]byte, len(got))
+			fillBlob(want, out[i].row)
+			require.Equal(t, want, got, "blob of row %d", out[i].row)
 		}
 	}
 	if f := schema.FieldIndices("ok"); len(f) == 1 {
