@@ -95,15 +95,22 @@
 // context; leaving the loop or cancelling the context stops the planner,
 // the builder and the loads at once and releases every block and batch.
 // Memory is bounded by the cache plus the blocks and batches of a few steps
-// per stream, whatever the table size.
+// per stream, whatever the table size: with the default window a step's
+// rows come from the blocks of at most two windows per component (about
+// 128 MiB each), and streams hold at most Prefetch+3 steps. (flightd
+// also sets the Go runtime's soft memory limit to the cache plus 512 MiB,
+// so that the garbage collector does not let the heap reach twice the live
+// data.)
 //
 // # Wide rows
 //
-// A block read opens its data file (footers are cached), seeks the record
-// reader to the block's first row with the page index, and reads only the
-// pages the block needs, through a buffered stream (a few ranged reads on
-// S3), with binary data preallocated and page buffers recycled between
-// reads. Parquet decodes whole pages, so a block can be no smaller than its
+// A block read opens its data file (footers are cached), seeks to the
+// block's first row with the page index, and reads only the pages the
+// block needs, through a buffered stream (a few ranged reads on S3), with
+// page buffers recycled between reads. Top-level binary and string columns
+// (images) are read straight from the column chunk reader: each value is
+// copied once from its decompressed page into the block; other columns go
+// through pqarrow's record reader. Parquet decodes whole pages, so a block can be no smaller than its
 // widest column's pages. arrow-go's writer checks the page size every 1024
 // values, so with the tables package's defaults a column of 100 KiB values
 // gets pages of ~100 MiB; write such tables with row groups sized by bytes
