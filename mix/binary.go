@@ -75,12 +75,13 @@ func (e *Engine) readBinary(ctx context.Context, f *dataFile, key string, b bloc
 			capacity += cc.TotalUncompressedSize() * b.Rows / rows
 		}
 	}
-	// Exact sizes from the engine's allocator: the block is cached, and
-	// the cache counts its bytes.
-	out := binaryBuilder{mem: e.mem}
+	// The values come from the pool of block buffers (recycled when blocks
+	// leave the cache, so reads do not fault in fresh memory), the rest
+	// from the engine's allocator.
+	out := binaryBuilder{mem: e.mem, dataMem: e.blocks}
 	defer out.release()
 	out.offsets = e.mem.Allocate(int(b.Rows+1) * 4)
-	out.data = e.mem.Allocate(int(capacity))
+	out.data = e.blocks.Allocate(int(capacity))
 	if nullable {
 		out.valid = e.mem.Allocate(int(bitutil.BytesForBits(b.Rows)))
 	}
@@ -133,20 +134,20 @@ func (e *Engine) readBinary(ctx context.Context, f *dataFile, key string, b bloc
 
 // binaryBuilder owns the buffers of a binary array being read.
 type binaryBuilder struct {
-	mem                  memory.Allocator
+	mem, dataMem         memory.Allocator
 	offsets, data, valid []byte
 	nulls                int
 }
 
 func (o *binaryBuilder) grow(need int64) {
-	o.data = o.mem.Reallocate(int(max(need, 2*int64(len(o.data)))), o.data)
+	o.data = o.dataMem.Reallocate(int(max(need, 2*int64(len(o.data)))), o.data)
 }
 
 // array hands the buffers to an Arrow array (data cut to size bytes).
 func (o *binaryBuilder) array(dt arrow.DataType, rows, size int64) arrow.Array {
 	bufs := []*memory.Buffer{nil,
 		memory.NewBufferWithAllocator(o.offsets, o.mem),
-		memory.NewBufferWithAllocator(o.data, o.mem)}
+		memory.NewBufferWithAllocator(o.data, o.dataMem)}
 	bufs[2].ResizeNoShrink(int(size))
 	if o.valid != nil {
 		bufs[0] = memory.NewBufferWithAllocator(o.valid, o.mem)
@@ -164,9 +165,12 @@ func (o *binaryBuilder) array(dt arrow.DataType, rows, size int64) arrow.Array {
 
 // release frees buffers not handed to an array.
 func (o *binaryBuilder) release() {
-	for _, b := range [][]byte{o.offsets, o.data, o.valid} {
+	for _, b := range [][]byte{o.offsets, o.valid} {
 		if b != nil {
 			o.mem.Free(b)
 		}
+	}
+	if o.data != nil {
+		o.dataMem.Free(o.data)
 	}
 }

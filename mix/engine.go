@@ -87,6 +87,7 @@ type Engine struct {
 	log     *slog.Logger
 	cache   *blockCache
 	scratch *scratchPool // Parquet page buffers and batch buffers, recycled
+	blocks  *scratchPool // value buffers of wide binary columns of blocks, recycled
 	footers footerCache
 	// blockBytes and windowBytes are the layout constants; tests shrink them.
 	blockBytes, windowBytes int64
@@ -98,8 +99,9 @@ type Engine struct {
 	}
 }
 
-// scratchBytes bounds the recycled buffers an Engine keeps: Parquet page
-// buffers and the buffers of sent batches.
+// scratchBytes bounds each pool of recycled buffers an Engine keeps:
+// Parquet page buffers and the buffers of sent batches in one, the value
+// buffers of evicted blocks in the other.
 const scratchBytes = 128 << 20
 
 // New returns an Engine over the tables of ts.
@@ -119,6 +121,8 @@ func New(ts *tables.Store, opts Options) (*Engine, error) {
 	}
 	e.cache = newBlockCache(opts.CacheBytes, opts.Decoders)
 	e.scratch = newScratchPool(e.mem, scratchBytes)
+	e.blocks = newScratchPool(e.mem, scratchBytes)
+	e.blocks.granule = 1 << 20
 	e.blockBytes, e.windowBytes = blockBytes, windowBytes
 	e.footers.max = opts.FooterCacheEntries
 	e.runs.m = make(map[RunID]*Run)
@@ -156,6 +160,7 @@ func (e *Engine) Stats() Stats {
 func (e *Engine) Close() {
 	e.cache.purge()
 	e.scratch.drain()
+	e.blocks.drain()
 }
 
 // Resolve pins every component of r to a commit, counts its rows, lays out

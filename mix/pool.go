@@ -19,6 +19,9 @@ import (
 type scratchPool struct {
 	base memory.Allocator
 	max  int64
+	// granule, when set, makes size classes multiples of it instead of
+	// powers of two: tighter, for long-lived buffers of similar sizes.
+	granule int
 
 	mu struct {
 		sync.Mutex
@@ -36,18 +39,31 @@ func newScratchPool(base memory.Allocator, max int64) *scratchPool {
 	return p
 }
 
-func poolClass(n int) int {
+func (p *scratchPool) class(n int) int {
 	if n <= minPooled {
 		return minPooled
 	}
+	if p.granule > 0 {
+		return (n + p.granule - 1) / p.granule * p.granule
+	}
 	return 1 << bits.Len(uint(n-1))
+}
+
+func (p *scratchPool) isClass(c int) bool {
+	if c < minPooled {
+		return false
+	}
+	if p.granule > 0 {
+		return c%p.granule == 0
+	}
+	return c&(c-1) == 0
 }
 
 func (p *scratchPool) Allocate(size int) []byte {
 	if size < minPooled {
 		return p.base.Allocate(size)
 	}
-	class := poolClass(size)
+	class := p.class(size)
 	p.mu.Lock()
 	if l := p.mu.free[class]; len(l) > 0 {
 		b := l[len(l)-1]
@@ -72,7 +88,7 @@ func (p *scratchPool) Reallocate(size int, b []byte) []byte {
 
 func (p *scratchPool) Free(b []byte) {
 	c := cap(b)
-	if c < minPooled || c&(c-1) != 0 {
+	if !p.isClass(c) {
 		p.base.Free(b)
 		return
 	}
