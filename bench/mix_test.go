@@ -47,7 +47,7 @@ func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
 //	WEFT_MIX_LARGE_BYTES=2147483648   total bytes of the two 100 KiB-value tables
 //	WEFT_MIX_STORES=fs,minio
 //	WEFT_MIX_PARTS=scan,mix,mix4,large,large4,resume,rss
-//	WEFT_MIX_ROUNDS=3                 rounds of the paired measurements (best reported)
+//	WEFT_MIX_ROUNDS=5                 rounds of the paired measurements (best reported)
 func envInts(name string, def []int64) []int64 {
 	s := os.Getenv(name)
 	if s == "" {
@@ -452,7 +452,7 @@ func BenchmarkMix(b *testing.B) {
 		{"project": "bench", "table": "large_a", "weight": 0.5},
 		{"project": "bench", "table": "large_b", "weight": 0.5}}}
 
-	rounds := int(envInts("WEFT_MIX_ROUNDS", []int64{3})[0])
+	rounds := int(envInts("WEFT_MIX_ROUNDS", []int64{5})[0])
 	// The ceiling: one prebuilt batch of a large step (64 rows of 100 KiB).
 	g := newGen(largeSchema, 64, 64, 99)
 	require.True(b, g.Next())
@@ -590,6 +590,8 @@ func BenchmarkMix(b *testing.B) {
 		pf("| %s | flightd process, small-row mix, default 1 GiB cache (and default --memory-limit, cache + 512 MiB): peak RSS | %.0f | %.0f | | VmHWM %.0f MiB |\n", storeName, rres.rowsPerSec(), rres.mbPerSec(), float64(rss)/(1<<20))
 		rss, rres = flightdRSS(b, bin, flightdArgs, append(slices.Clone(flightdEnv), "GOMEMLIMIT=9223372036854775807"), smallRecipe)
 		pf("| %s | the same without a memory limit (GOGC 100 only) | %.0f | %.0f | | VmHWM %.0f MiB |\n", storeName, rres.rowsPerSec(), rres.mbPerSec(), float64(rss)/(1<<20))
+		rss, rres = flightdRSS(b, bin, append(slices.Clone(flightdArgs), "--cache-size", "256MiB"), flightdEnv, smallRecipe)
+		pf("| %s | the same with --cache-size 256MiB (the tables' 720 MB of blocks do not fit) | %.0f | %.0f | | VmHWM %.0f MiB |\n", storeName, rres.rowsPerSec(), rres.mbPerSec(), float64(rss)/(1<<20))
 	}
 	fmt.Fprint(os.Stdout, "\n"+report.String())
 	if path := os.Getenv("WEFT_MIX_RESULTS"); path != "" {
