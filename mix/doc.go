@@ -59,7 +59,9 @@
 // With 65,536-row groups of 144-byte rows and the default window, the
 // sampler cuts each block into 8 shuffle units, so a table far larger than
 // the cache decodes a block up to 8 times per epoch: give such a server a
-// larger --cache-size or write smaller row groups.) 100 KiB images in 128 MiB row groups thus come out
+// larger --cache-size, write smaller row groups, or set a recipe's
+// buffer_rows to at least a block's rows, which makes every block one
+// shuffle unit, read once per epoch, at the price of a coarser shuffle.) 100 KiB images in 128 MiB row groups thus come out
 // in blocks of a few MiB and not in whole row groups, provided the pages
 // are that small (see "Wide rows"). The sampler splits blocks longer than
 // the window and clumps runs of tiny ones into its shuffle units, so a
