@@ -143,7 +143,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	p("   run %s: %d steps, %d endpoints (one per rank), every table pinned:", rec.Run[:16], rec.Steps, len(info.Endpoint))
 	for _, c := range rec.Components {
-		p("     %-15s @ %s  %6d rows in %d blocks", c.Table, c.Commit[:12], c.Rows, len(c.Blocks))
+		unit := "blocks"
+		if len(c.Blocks) == 1 {
+			unit = "block"
+		}
+		p("     %-15s @ %s  %6d rows in %d %s", c.Table, c.Commit[:12], c.Rows, len(c.Blocks), unit)
 	}
 	first, err := cl.readRanks(ctx, info, 0, shownSteps)
 	if err != nil {
