@@ -181,8 +181,15 @@ func dataPath(t versions.TableName) string {
 	return "data/" + string(t) + "/" + hex.EncodeToString(id[:]) + ".parquet"
 }
 
-func (s *Store) writerProps() *parquet.WriterProperties {
+// writerProps are the Parquet settings of a data file whose rows are about
+// bytesPerRow wide in Arrow. pqarrow checks a page's size only every write
+// batch (1,024 values by default), so wide rows get a smaller batch: pages
+// stay near the 1 MiB target, and readers can fetch a few rows of 100 KiB
+// images without reading ~100 MB pages.
+func (s *Store) writerProps(bytesPerRow int64) *parquet.WriterProperties {
+	batch := min(parquet.DefaultWriteBatchSize, max(1, parquet.DefaultDataPageSize/bytesPerRow))
 	opts := []parquet.WriterProperty{
+		parquet.WithBatchSize(batch),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(s.opts.RowGroupRows),
 		parquet.WithDictionaryDefault(false),
@@ -245,11 +252,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // groups' sizes. Row groups end at RowGroupRows rows or RowGroupBytes bytes.
 func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.RecordReader, w io.Writer) (int64, []int64, error) {
 	sink := &switchWriter{w: w}
-	fw, err := pqarrow.NewFileWriter(schema, sink, s.writerProps(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
-	if err != nil {
-		return 0, nil, fmt.Errorf("%w: %w", ErrBadSchema, err)
-	}
+	// The writer is made at the first rows, whose width sets how many
+	// values pqarrow writes between page-size checks.
 	var (
+		fw                          *pqarrow.FileWriter
 		rows, groupRows, groupBytes int64
 		failed                      error
 	)
@@ -270,6 +276,13 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 			continue
 		}
 		bytesPerRow := max(1, RecordBytes(rec)/n)
+		if fw == nil {
+			fw, failed = pqarrow.NewFileWriter(schema, sink, s.writerProps(bytesPerRow), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
+			if failed != nil {
+				failed = fmt.Errorf("%w: %w", ErrBadSchema, failed)
+				break
+			}
+		}
 		for off := int64(0); off < n; {
 			take := min(n-off, s.opts.RowGroupRows-groupRows, max(1, (s.opts.RowGroupBytes-groupBytes)/bytesPerRow))
 			failed = writeSlice(fw, schema, rec, off, off+take)
@@ -293,6 +306,9 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 	}
 	if failed == nil {
 		failed = recs.Err()
+	}
+	if fw == nil {
+		return 0, nil, failed // no rows: the caller rejects the empty append
 	}
 	if failed != nil {
 		// Finish into io.Discard: when the sink fails (a cancelled upload),
