@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/weftdata/weft/tables"
 )
 
 // blockKey names a decoded block: a row range of a row group of a data
@@ -157,7 +158,7 @@ func (c *blockCache) run(ctx context.Context, k blockKey, f *flight, load func(c
 	if err != nil {
 		f.err = err
 	} else {
-		n := recordBytes(rec)
+		n := tables.RecordBytes(rec)
 		c.decodes.Add(1)
 		c.decodedBytes.Add(n)
 		for range f.waiters {
@@ -225,29 +226,4 @@ func (c *blockCache) size() (entries int, bytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.mu.entries), c.mu.bytes
-}
-
-// recordBytes is the size of a batch's buffers.
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, col := range rec.Columns() {
-		n += dataBytes(col.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY && d.Dictionary() != nil {
-		n += dataBytes(d.Dictionary())
-	}
-	return n
 }

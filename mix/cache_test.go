@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/tables"
 )
 
 func TestCacheSingleFlight(t *testing.T) {
@@ -116,7 +117,7 @@ func TestCacheEvictsByBytes(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	one := makeBatch(mem, "t", 0, 100, 64)
-	size := recordBytes(one)
+	size := tables.RecordBytes(one)
 	one.Release()
 	c := newBlockCache(3*size+size/2, 2)
 	defer c.purge()

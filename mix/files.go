@@ -253,7 +253,7 @@ func (e *Engine) readRecords(ctx context.Context, f *dataFile, key string, b blo
 	}()
 	var got int64
 	for got < b.Rows && rr.Next() {
-		rec, err := reorder(rr.RecordBatch(), data)
+		rec, err := tables.Reorder(rr.RecordBatch(), data)
 		if err != nil {
 			return nil, fmt.Errorf("%s row group %d: %w", key, b.RowGroup, err)
 		}
@@ -280,23 +280,6 @@ func (e *Engine) readRecords(ctx context.Context, f *dataFile, key string, b blo
 		return rec, nil
 	}
 	return concatRecords(e, data, parts)
-}
-
-// reorder returns rec's columns in data's order, checking their types, as
-// a new batch the caller owns.
-func reorder(rec arrow.RecordBatch, data *arrow.Schema) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, data.NumFields())
-	for i, f := range data.Fields() {
-		idx := rec.Schema().FieldIndices(f.Name)
-		if len(idx) != 1 {
-			return nil, fmt.Errorf("%w: data file lacks column %q", versions.ErrCorrupt, f.Name)
-		}
-		cols[i] = rec.Column(idx[0])
-		if !arrow.TypeEqual(cols[i].DataType(), f.Type) {
-			return nil, fmt.Errorf("%w: column %q is %s in the data file, %s in the manifest", versions.ErrCorrupt, f.Name, cols[i].DataType(), f.Type)
-		}
-	}
-	return array.NewRecordBatch(data, cols, rec.NumRows()), nil
 }
 
 func concatRecords(e *Engine, data *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBatch, error) {

@@ -405,6 +405,9 @@ func dataBytes(d arrow.ArrayData) int64 {
 	for _, c := range d.Children() {
 		n += dataBytes(c)
 	}
+	if d.DataType().ID() == arrow.DICTIONARY && d.Dictionary() != nil {
+		n += dataBytes(d.Dictionary())
+	}
 	return n
 }
 

@@ -76,7 +76,7 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 	defer rr.Release()
 	var got int64
 	for rr.Next() {
-		rec, err := reorder(rr.RecordBatch(), projected)
+		rec, err := Reorder(rr.RecordBatch(), projected)
 		if err != nil {
 			yield(nil, err)
 			return false
@@ -97,9 +97,10 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 	return true
 }
 
-// reorder returns rec's columns in projected's order, as a new batch the
-// caller owns.
-func reorder(rec arrow.RecordBatch, projected *arrow.Schema) (arrow.RecordBatch, error) {
+// Reorder returns rec's columns in projected's order, as a new batch the
+// caller owns; a column missing from rec or of another type than projected
+// says is ErrCorrupt (the data file disagrees with its manifest).
+func Reorder(rec arrow.RecordBatch, projected *arrow.Schema) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, projected.NumFields())
 	for i, f := range projected.Fields() {
 		idx := rec.Schema().FieldIndices(f.Name)
