@@ -1,3 +1,8 @@
+"""Recompute Weft commit and manifest ids from docs/format.md alone.
+
+Usage: python3 docs/verify_ids.py [DIR]   (default versions/testdata)
+Each DIR/KIND-ID.json must hash to ID; exits 1 on a mismatch.
+"""
 import json, hashlib, struct, sys, datetime, base64
 def uv(n):
     out=b''
@@ -23,8 +28,15 @@ def manifest(m):
     files=enc('files',{'%010d'%i: enc('file',{'path':f['path'],'row_groups':enc('row_groups',{'%010d'%j:n for j,n in enumerate(f['row_groups'])}),'rows':f['rows'],'size':f['size']}) for i,f in enumerate(m['files'])})
     return enc('manifest',{'files':files,'schema':base64.b64decode(m['schema']),'table':m['table']})
 import glob,os
-for f in glob.glob('versions/testdata/*.json'):
+root = sys.argv[1] if len(sys.argv) > 1 else 'versions/testdata'
+files = glob.glob(os.path.join(root, '*.json'))
+if not files:
+    sys.exit('no golden objects in ' + root)
+bad = 0
+for f in sorted(files):
     kind,id=os.path.basename(f)[:-5].split('-',1)
     o=json.load(open(f))
     h=hashlib.sha256((commit if kind=='commit' else manifest)(o)).hexdigest()
-    print(kind, h==id)
+    print(kind, id[:12], "ok" if h == id else "MISMATCH: computes " + h)
+    bad += h != id
+sys.exit(1 if bad else 0)
