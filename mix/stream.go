@@ -43,7 +43,7 @@ func (e *Engine) Steps(ctx context.Context, run *Run, rank, world int, start, en
 		built := make(chan builtStep, 1)
 		var wg sync.WaitGroup
 		wg.Go(func() { s.planner(ctx, start, end, planned) })
-		wg.Go(func() { s.builder(ctx, planned, built) })
+		wg.Go(func() { s.builder(ctx, cancel, planned, built) })
 		defer func() {
 			cancel()
 			for b := range built {
@@ -208,8 +208,11 @@ func (s *stream) fetch(ctx context.Context, comp int32, b int) *future {
 	return f
 }
 
-// builder gathers each planned step's rows into its batch.
-func (s *stream) builder(ctx context.Context, in <-chan *plannedStep, out chan<- builtStep) {
+// builder gathers each planned step's rows into its batch. After an error
+// it cancels the stream, so the planner stops planning and fetching at once
+// instead of running ahead of the Prefetch bound while the error reaches the
+// consumer.
+func (s *stream) builder(ctx context.Context, cancel context.CancelFunc, in <-chan *plannedStep, out chan<- builtStep) {
 	defer close(out)
 	defer func() {
 		for ps := range in {
@@ -230,6 +233,7 @@ func (s *stream) builder(ctx context.Context, in <-chan *plannedStep, out chan<-
 				case <-ctx.Done():
 				}
 			}
+			cancel()
 			return
 		}
 		select {
