@@ -53,8 +53,8 @@ const (
 	batchSize   = 64
 	firstWorld  = 4
 	secondWorld = 8
-	savedStep   = 6  // the checkpoint the 4-rank run saves
-	shownSteps  = 12 // steps whose fingerprints are compared
+	savedStep   = 6       // the checkpoint the 4-rank run saves
+	shownSteps  = 12      // steps whose fingerprints are compared
 	imageBytes  = 24 * 24 // an 8-bit 24×24 image-like blob
 	framesPer   = 40
 )
@@ -380,8 +380,60 @@ func (c *client) readRanks(ctx context.Context, info *arrowflight.FlightInfo, fr
 		steps[i] = &globalStep{perRank: make([][2]int, world)}
 	}
 	var mu sync.Mutex
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(ctx) // stop the streams once `to` is read
 	defer cancel()
+	err := c.eachEndpoint(ctx, info, func(r int, rd *arrowflight.Reader) error {
+		for s := from; s < to && rd.Next(); s++ {
+			rec := rd.RecordBatch()
+			var meta struct {
+				Step int64 `json:"step"`
+			}
+			if err := json.Unmarshal(rd.LatestAppMetadata(), &meta); err != nil {
+				return err
+			}
+			if meta.Step != s {
+				return fmt.Errorf("rank %d: got step %d, want %d", r, meta.Step, s)
+			}
+			sc := rec.Schema()
+			comps := rec.Column(sc.FieldIndices(mix.ComponentColumn)[0]).(*array.Int32)
+			rows := rec.Column(sc.FieldIndices(mix.RowColumn)[0]).(*array.Int64)
+			mu.Lock()
+			st := steps[s-from]
+			for i := range comps.Len() {
+				st.pairs = append(st.pairs, [2]int64{int64(comps.Value(i)), rows.Value(i)})
+				st.perRank[r][comps.Value(i)]++
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	return steps, err
+}
+
+// drain reads every endpoint of info to the end at once, counting rows and
+// the Arrow bytes received.
+func (c *client) drain(ctx context.Context, info *arrowflight.FlightInfo) (int64, int64, error) {
+	var rows, bytes int64
+	var mu sync.Mutex
+	err := c.eachEndpoint(ctx, info, func(_ int, rd *arrowflight.Reader) error {
+		var n, b int64
+		for rd.Next() {
+			rec := rd.RecordBatch()
+			n += rec.NumRows()
+			b += tables.RecordBytes(rec)
+		}
+		mu.Lock()
+		rows, bytes = rows+n, bytes+b
+		mu.Unlock()
+		return nil
+	})
+	return rows, bytes, err
+}
+
+// eachEndpoint reads every endpoint of info at once: read gets the
+// endpoint's index and a record reader; a stream error after read returns
+// is reported too.
+func (c *client) eachEndpoint(ctx context.Context, info *arrowflight.FlightInfo, read func(r int, rd *arrowflight.Reader) error) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for r, ep := range info.Endpoint {
 		g.Go(func() error {
@@ -394,62 +446,11 @@ func (c *client) readRanks(ctx context.Context, info *arrowflight.FlightInfo, fr
 				return err
 			}
 			defer rd.Release()
-			for s := from; s < to && rd.Next(); s++ {
-				rec := rd.RecordBatch()
-				var meta struct {
-					Step int64 `json:"step"`
-				}
-				if err := json.Unmarshal(rd.LatestAppMetadata(), &meta); err != nil {
-					return err
-				}
-				if meta.Step != s {
-					return fmt.Errorf("rank %d: got step %d, want %d", r, meta.Step, s)
-				}
-				sc := rec.Schema()
-				comps := rec.Column(sc.FieldIndices(mix.ComponentColumn)[0]).(*array.Int32)
-				rows := rec.Column(sc.FieldIndices(mix.RowColumn)[0]).(*array.Int64)
-				mu.Lock()
-				st := steps[s-from]
-				for i := range comps.Len() {
-					st.pairs = append(st.pairs, [2]int64{int64(comps.Value(i)), rows.Value(i)})
-					st.perRank[r][comps.Value(i)]++
-				}
-				mu.Unlock()
+			if err := read(r, rd); err != nil {
+				return err
 			}
 			return rd.Err()
 		})
 	}
-	return steps, g.Wait()
-}
-
-// drain reads every endpoint of info to the end at once, counting rows and
-// the Arrow bytes received.
-func (c *client) drain(ctx context.Context, info *arrowflight.FlightInfo) (int64, int64, error) {
-	var rows, bytes int64
-	var mu sync.Mutex
-	g, ctx := errgroup.WithContext(ctx)
-	for _, ep := range info.Endpoint {
-		g.Go(func() error {
-			stream, err := c.c.DoGet(ctx, ep.Ticket)
-			if err != nil {
-				return err
-			}
-			rd, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(c.mem))
-			if err != nil {
-				return err
-			}
-			defer rd.Release()
-			var n, b int64
-			for rd.Next() {
-				rec := rd.RecordBatch()
-				n += rec.NumRows()
-				b += tables.RecordBytes(rec)
-			}
-			mu.Lock()
-			rows, bytes = rows+n, bytes+b
-			mu.Unlock()
-			return rd.Err()
-		})
-	}
-	return rows, bytes, g.Wait()
+	return g.Wait()
 }
