@@ -339,19 +339,7 @@ func testPutIfAbsentRace(t *testing.T, b bucket.Bucket) {
 	etags, errs := race(n, func(i int) (bucket.ETag, error) {
 		return b.PutIfAbsent(ctx, key, []byte(fmt.Sprintf("writer %d", i)))
 	})
-	winner := -1
-	for i, err := range errs {
-		if err == nil {
-			require.Equal(t, -1, winner, "writers %d and %d both won", winner, i)
-			winner = i
-			continue
-		}
-		require.ErrorIs(t, err, bucket.ErrExists, "writer %d", i)
-	}
-	require.NotEqual(t, -1, winner, "nobody won")
-	data, info := get(t, b, key)
-	require.Equal(t, fmt.Sprintf("writer %d", winner), string(data))
-	require.Equal(t, etags[winner], info.ETag)
+	requireOneWinner(t, b, key, etags, errs, bucket.ErrExists)
 }
 
 func testCompareAndSwap(t *testing.T, b bucket.Bucket) {
@@ -402,6 +390,14 @@ func testCompareAndSwapRace(t *testing.T, b bucket.Bucket) {
 	etags, errs := race(n, func(i int) (bucket.ETag, error) {
 		return b.CompareAndSwap(ctx, key, old, []byte(fmt.Sprintf("writer %d", i)))
 	})
+	requireOneWinner(t, b, key, etags, errs, bucket.ErrConflict)
+}
+
+// requireOneWinner checks the outcome of a race of conditional writes of
+// "writer i" to key: exactly one writer won, every other got loserErr, and
+// the key holds the winner's bytes under the winner's ETag.
+func requireOneWinner(t *testing.T, b bucket.Bucket, key string, etags []bucket.ETag, errs []error, loserErr error) {
+	t.Helper()
 	winner := -1
 	for i, err := range errs {
 		if err == nil {
@@ -409,7 +405,7 @@ func testCompareAndSwapRace(t *testing.T, b bucket.Bucket) {
 			winner = i
 			continue
 		}
-		require.ErrorIs(t, err, bucket.ErrConflict, "writer %d", i)
+		require.ErrorIs(t, err, loserErr, "writer %d", i)
 	}
 	require.NotEqual(t, -1, winner, "nobody won")
 	data, info := get(t, b, key)
