@@ -110,6 +110,15 @@ func newEnv(t *testing.T, b bucket.Bucket, opts tables.Options) *env {
 	return &env{b: b, v: v, s: s, mem: mem}
 }
 
+// newProjectEnv is newEnv with project "p" created.
+func newProjectEnv(t *testing.T, b bucket.Bucket, opts tables.Options) *env {
+	t.Helper()
+	e := newEnv(t, b, opts)
+	_, err := e.v.CreateProject(context.Background(), "p")
+	require.NoError(t, err)
+	return e
+}
+
 // append adds rows [start, start+n) in batches of at most per rows.
 func (e *env) append(t *testing.T, p versions.ProjectName, br versions.BranchName, tbl versions.TableName, start, n, per int64) *tables.AppendResult {
 	t.Helper()

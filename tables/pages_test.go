@@ -21,9 +21,7 @@ func TestWideRowsGetSmallPages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := bucket.NewMem()
-	e := newEnv(t, b, tables.DefaultOptions())
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, b, tables.DefaultOptions())
 
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "image", Type: arrow.BinaryTypes.Binary}}, nil)
 	bld := array.NewRecordBuilder(e.mem, schema)

@@ -25,9 +25,7 @@ func smallGroups() tables.Options {
 func TestAppendAndScan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, bucket.NewMem(), smallGroups())
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, bucket.NewMem(), smallGroups())
 
 	res := e.append(t, "p", "main", "t", 0, 1000, 300)
 	require.Equal(t, int64(1000), res.Rows)
@@ -54,9 +52,7 @@ func TestRowGroupsBoundedByBytes(t *testing.T) {
 	ctx := context.Background()
 	o := tables.DefaultOptions()
 	o.RowGroupBytes = 16 << 10 // rows are ~60 B in Arrow: a few hundred rows a group
-	e := newEnv(t, bucket.NewMem(), o)
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, bucket.NewMem(), o)
 	res := e.append(t, "p", "main", "t", 0, 5000, 5000)
 	require.Greater(t, len(res.File.RowGroups), 5)
 	for _, n := range res.File.RowGroups[:len(res.File.RowGroups)-1] {
@@ -70,9 +66,7 @@ func TestRowGroupsBoundedByBytes(t *testing.T) {
 func TestProjection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, bucket.NewMem(), smallGroups())
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, bucket.NewMem(), smallGroups())
 	e.append(t, "p", "main", "t", 0, 600, 600)
 	v, err := e.s.Table(ctx, "p", "main", "t")
 	require.NoError(t, err)
@@ -98,9 +92,7 @@ func TestProjection(t *testing.T) {
 func TestGather(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, bucket.NewMem(), smallGroups())
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, bucket.NewMem(), smallGroups())
 	e.append(t, "p", "main", "t", 0, 700, 700)
 	e.append(t, "p", "main", "t", 700, 300, 100)
 	v, err := e.s.Table(ctx, "p", "main", "t")
@@ -130,9 +122,7 @@ func TestGather(t *testing.T) {
 func TestPinnedVersionNeverChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, bucket.NewMem(), smallGroups())
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, bucket.NewMem(), smallGroups())
 	x := e.append(t, "p", "main", "t", 0, 500, 500).Commit.ID
 	pinned, err := e.s.Table(ctx, "p", string(x[:10]), "t")
 	require.NoError(t, err)
@@ -160,9 +150,7 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := bucket.NewMem()
-	e := newEnv(t, b, smallGroups())
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, b, smallGroups())
 	e.append(t, "p", "main", "t", 0, 10, 10)
 	head, err := e.v.Head(ctx, "p", "main")
 	require.NoError(t, err)
@@ -270,9 +258,7 @@ func TestCrashBeforeRefMoveLeavesBranch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := bucket.NewMem()
-	e := newEnv(t, b, smallGroups())
-	_, err := e.v.CreateProject(ctx, "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, b, smallGroups())
 	e.append(t, "p", "main", "t", 0, 100, 100)
 	head, err := e.v.Head(ctx, "p", "main")
 	require.NoError(t, err)
@@ -321,15 +307,13 @@ func (c *cancellingReader) Next() bool {
 func TestCancelledAppendCommitsNothing(t *testing.T) {
 	t.Parallel()
 	b := bucket.NewMem()
-	e := newEnv(t, b, smallGroups())
-	_, err := e.v.CreateProject(context.Background(), "p")
-	require.NoError(t, err)
+	e := newProjectEnv(t, b, smallGroups())
 	before := countObjects(t, b)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &cancellingReader{RecordReader: reader(t, makeBatch(e.mem, 0, 100), makeBatch(e.mem, 100, 100), makeBatch(e.mem, 200, 100)), cancel: cancel}
 	defer r.Release()
-	_, err = e.s.Append(ctx, "p", "main", "t", r, "")
+	_, err := e.s.Append(ctx, "p", "main", "t", r, "")
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, before, countObjects(t, b), "a cancelled append left objects")
 	_, err = e.s.Table(context.Background(), "p", "main", "t")
