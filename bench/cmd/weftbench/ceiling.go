@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// The two benchmark row shapes (bench/harness/data.py writes the same).
+var (
+	smallSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "features", Type: arrow.FixedSizeListOf(32, arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	largeSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "image", Type: arrow.BinaryTypes.Binary},
+	}, nil)
+)
+
+// buildBatch makes one batch of n rows of a shape with random values.
+func buildBatch(shape string, n, valueBytes int) (arrow.RecordBatch, error) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var schema *arrow.Schema
+	switch shape {
+	case "small":
+		schema = smallSchema
+	case "large":
+		schema = largeSchema
+	default:
+		return nil, fmt.Errorf("unknown shape %q (small or large)", shape)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	buf := make([]byte, valueBytes)
+	for i := range n {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if shape == "small" {
+			fl := b.Field(1).(*array.FixedSizeListBuilder)
+			fv := fl.ValueBuilder().(*array.Float32Builder)
+			fl.Append(true)
+			for range 32 {
+				fv.Append(rng.Float32())
+			}
+			b.Field(2).(*array.Int64Builder).Append(int64(rng.IntN(1000)))
+			continue
+		}
+		for j := range buf {
+			buf[j] = byte(rng.Uint32())
+		}
+		b.Field(1).(*array.BinaryBuilder).Append(buf)
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// ceilingServer resends one prebuilt batch `count` times: arrow-go Flight
+// with no Weft code, the loopback ceiling of any Flight loader.
+type ceilingServer struct {
+	arrowflight.BaseFlightServer
+	rec   arrow.RecordBatch
+	count int
+}
+
+func (s *ceilingServer) DoGet(_ *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
+	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(s.rec.Schema()))
+	defer w.Close()
+	for range s.count {
+		if err := w.Write(s.rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type ceilingResult struct {
+	Kind       string  `json:"kind"`
+	Shape      string  `json:"shape"`
+	BatchRows  int     `json:"batch_rows"`
+	BatchBytes int64   `json:"batch_bytes"`
+	Batches    int64   `json:"batches"`
+	Rows       int64   `json:"rows"`
+	Bytes      int64   `json:"bytes"`
+	Secs       float64 `json:"secs"`
+	RowsPerSec float64 `json:"rows_per_s"`
+	MBPerSec   float64 `json:"mb_per_s"`
+}
+
+func flightCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("flight-ceiling", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	shape := fs.String("shape", "small", "row shape: small (id, features float32[32], label) or large (id, binary image)")
+	rows := fs.Int("rows", 256, "rows of the prebuilt batch (one training step)")
+	valueBytes := fs.Int("value-bytes", 100<<10, "bytes of each large-row image")
+	count := fs.Int("batches", 20000, "batches to send")
+	rounds := fs.Int("rounds", 1, "repetitions (one result line each)")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return errUsage
+	}
+	rec, err := buildBatch(*shape, *rows, *valueBytes)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := grpc.NewServer(grpc.MaxSendMsgSize(1 << 30))
+	arrowflight.RegisterFlightServiceServer(srv, &ceilingServer{rec: rec, count: *count})
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	c, err := arrowflight.NewClientWithMiddleware(lis.Addr().String(), nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for range *rounds {
+		start := time.Now()
+		got, err := drainEndpoint(ctx, c, &arrowflight.Ticket{Ticket: []byte("x")}, 0)
+		if err != nil {
+			return err
+		}
+		secs := time.Since(start).Seconds()
+		err = printJSON(stdout, ceilingResult{
+			Kind: "flight-ceiling", Shape: *shape, BatchRows: *rows, BatchBytes: got.Bytes / max(got.Steps, 1),
+			Batches: got.Steps, Rows: got.Rows, Bytes: got.Bytes, Secs: secs,
+			RowsPerSec: float64(got.Rows) / secs, MBPerSec: float64(got.Bytes) / 1e6 / secs,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
