@@ -1,0 +1,46 @@
+"""weft: the Python client of Weft.
+
+Write and read versioned tables on a Weft server (``flightd serve``), scan
+them as PyTorch datasets, and train on deterministic weighted mixes that
+resume exactly on any number of ranks::
+
+    import weft
+    client = weft.Client("grpc://127.0.0.1:8815")
+    robots = client.create_project("robotics").branch("main")
+    robots.table("grasps").append(pyarrow_table)
+    loader = weft.TrainLoader(weft.Recipe(seed=1, batch_size=64, components=[
+        weft.Component(robots.table("grasps"), weight=1.0)]))
+
+``Client``, tables and recipes need only pyarrow; ``ScanDataset`` and
+``TrainLoader`` import torch (>= 1.13) when first used.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._client import Client, Commit, Project, Ref, ScanPlan, ScanRequest, Table
+from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, ServerError, TransformError, Unavailable,
+                      WeftError)
+from ._recipe import Component, Recipe, ShuffleConfig, World
+
+if TYPE_CHECKING:
+    from ._convert import to_tensors
+    from ._torch import ScanDataset, TrainLoader
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Aborted", "AlreadyExists", "Client", "Commit", "Component", "InvalidArgument", "NotFound", "Project",
+    "Recipe", "Ref", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError", "ShuffleConfig", "Table",
+    "TrainLoader", "TransformError", "Unavailable", "WeftError", "World", "to_tensors",
+]
+
+_TORCH = {"ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert"}
+
+
+def __getattr__(name: str) -> Any:
+    # The torch parts load on first use, so writing tables needs no torch.
+    if name in _TORCH:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_TORCH[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

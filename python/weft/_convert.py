@@ -1,0 +1,132 @@
+"""Arrow record batches to dicts of torch tensors.
+
+- integer, floating and boolean columns → 1-D tensors (uint16/uint32 widen
+  to int32/int64; uint64 becomes int64 when its values fit);
+- fixed-size lists of those (nested too) and fixed-shape tensors →
+  tensors of shape (rows, *shape);
+- variable-size lists of numbers → a list of 1-D tensors;
+- strings, binary and everything else → Python lists.
+
+Nulls: floats become NaN; a null in an integer, boolean or list column has
+no tensor value and raises, naming the column (fill it in ``transform_fn``).
+Tensors own their memory (one copy out of the Arrow buffers), so a trainer
+may modify them in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from ._errors import InvalidArgument
+
+Batch = dict[str, Any]
+
+_WIDEN = {pa.uint16(): np.int32, pa.uint32(): np.int64}
+
+
+def _is_number(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+
+
+def _no_nulls(name: str, arr: pa.Array) -> None:
+    if arr.null_count:
+        raise InvalidArgument(f"column {name!r} has {arr.null_count} nulls, which a {arr.type} tensor cannot hold; "
+                              "fill them (pyarrow.compute.fill_null) in transform_fn or in the table")
+
+
+def _numbers(name: str, arr: pa.Array) -> np.ndarray:
+    """A writable numpy copy of a numeric Arrow array."""
+    t = arr.type
+    if arr.null_count:
+        if pa.types.is_floating(t):
+            arr = pc.fill_null(arr, float("nan"))
+        else:
+            _no_nulls(name, arr)
+    out = arr.to_numpy(zero_copy_only=False)
+    if t in _WIDEN:
+        return out.astype(_WIDEN[t])
+    if t == pa.uint64():
+        if len(out) and int(out.max()) >= 1 << 63:
+            raise InvalidArgument(f"column {name!r}: uint64 values above 2^63-1 do not fit a torch tensor; "
+                                  "cast the column in transform_fn")
+        return out.astype(np.int64)
+    return np.array(out, copy=True) if not out.flags.writeable else out
+
+
+def _fixed(name: str, arr: pa.Array) -> np.ndarray | None:
+    """(rows, *shape) numbers of a (nested) fixed-size list, or None if its
+    leaves are not numbers."""
+    shape = [len(arr)]
+    values: pa.Array = arr
+    while pa.types.is_fixed_size_list(values.type):
+        _no_nulls(name, values)
+        shape.append(values.type.list_size)
+        values = values.flatten()  # honours the slice offset
+    if not _is_number(values.type):
+        return None
+    return _numbers(name, values).reshape(shape)
+
+
+def column(name: str, arr: Union[pa.Array, pa.ChunkedArray]) -> Any:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        arr = arr.dictionary_decode()
+        t = arr.type
+    if _is_number(t):
+        return torch.from_numpy(_numbers(name, arr))
+    if pa.types.is_fixed_size_list(t):
+        nd = _fixed(name, arr)
+        if nd is not None:
+            return torch.from_numpy(nd)
+    if isinstance(t, pa.FixedShapeTensorType):
+        _no_nulls(name, arr)
+        return torch.from_numpy(np.array(arr.to_numpy_ndarray(), copy=True))
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and _is_number(t.value_type):
+        _no_nulls(name, arr)
+        offsets = arr.offsets.to_numpy()
+        flat = torch.from_numpy(_numbers(name, arr.flatten()))
+        return [flat[offsets[i] - offsets[0]:offsets[i + 1] - offsets[0]] for i in range(len(arr))]
+    return arr.to_pylist()
+
+
+def to_tensors(batch: Union[pa.RecordBatch, pa.Table]) -> Batch:
+    """{column name: tensor or list} of a record batch (or table)."""
+    return {name: column(name, batch.column(i)) for i, name in enumerate(batch.schema.names)}
+
+
+def convert(result: Any) -> Any:
+    """What a transform_fn result becomes: Arrow batches and tables → dicts of
+    tensors; in a dict, numpy arrays → tensors; anything else as it is."""
+    if isinstance(result, (pa.RecordBatch, pa.Table)):
+        return to_tensors(result)
+    if isinstance(result, dict):
+        return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) and v.dtype != object else v
+                for k, v in result.items()}
+    return result
+
+
+def pin(batch: Any) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return batch.pin_memory()
+    if isinstance(batch, dict):
+        return {k: pin(v) for k, v in batch.items()}
+    if isinstance(batch, list):
+        return [pin(v) for v in batch]
+    return batch
+
+
+def to_device(batch: Any, device: torch.device) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    if isinstance(batch, list):
+        return [to_device(v, device) for v in batch]
+    return batch

@@ -1,0 +1,442 @@
+"""PyTorch datasets: ScanDataset (a table, split over ranks and workers) and
+TrainLoader (a rank's batches of a deterministic mix, resumable)."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import queue
+import threading
+import time
+import traceback
+from collections import deque
+from typing import Any, Callable, Iterator, Optional, Union
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+from ._client import Client, ScanRequest, scan_batches
+from ._convert import convert, pin, to_device, to_tensors
+from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, reraise
+from ._recipe import Recipe, World, resolve_world
+
+STATE_FORMAT = 1
+
+
+class ScanDataset(IterableDataset):
+    """A table scan as an ``IterableDataset`` of dicts of tensors.
+
+    The scan is planned when the dataset is made (pinning the ref's commit),
+    and its endpoints are split over ranks and DataLoader workers: endpoint
+    ``i`` goes to reader ``i mod (world_size × num_workers)``, so
+    ``DataLoader(ScanDataset(scan, batch_size=64), batch_size=None,
+    num_workers=N)`` on every rank yields each row exactly once in all.
+    Each batch holds ``batch_size`` rows (the last one of a reader fewer,
+    unless ``drop_last``). Ranks must scan the same commit: when writers may
+    commit between ranks' planning, pin it (``project.commit(id)``).
+    A table has one endpoint per ``--scan-endpoint-size`` of Parquet (128 MiB
+    by default), so a small table may leave some readers without rows.
+    """
+
+    def __init__(self, scan: ScanRequest, batch_size: int = 1024, *, world: Optional[World] = None,
+                 drop_last: bool = False):
+        if not isinstance(scan, ScanRequest):
+            raise InvalidArgument(f"ScanDataset: scan is a {type(scan).__name__}; give table.scan_request(columns)")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidArgument(f"ScanDataset: batch_size {batch_size!r} must be a positive integer")
+        self.scan, self.batch_size, self.drop_last = scan, batch_size, drop_last
+        self.world = resolve_world(world)
+        self.plan = scan.plan()
+
+    @property
+    def commit(self) -> str:
+        return self.plan.commit
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.plan.schema
+
+    def tickets(self) -> list[bytes]:
+        """This reader's endpoints: by rank, then by DataLoader worker."""
+        info = get_worker_info()
+        workers, worker = (info.num_workers, info.id) if info is not None else (1, 0)
+        readers = self.world.world_size * workers
+        me = self.world.rank * workers + worker
+        return [t for i, t in enumerate(self.plan.tickets) if i % readers == me]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        client = self.scan.client
+        pending: Optional[pa.Table] = None  # rows read but not yet yielded (zero-copy slices)
+        for batch in scan_batches(client, self.tickets()):
+            if batch.num_rows == 0:
+                continue
+            table = pa.Table.from_batches([batch])
+            pending = table if pending is None else pa.concat_tables([pending, table])
+            offset = 0
+            while pending.num_rows - offset >= self.batch_size:
+                yield to_tensors(pending.slice(offset, self.batch_size))
+                offset += self.batch_size
+            pending = pending.slice(offset)
+        if pending is not None and pending.num_rows and not self.drop_last:
+            yield to_tensors(pending)
+
+
+def _apply(fn: Callable[[pa.RecordBatch], Any], batch: pa.RecordBatch) -> Any:
+    """Runs in a map worker: the result, or the error with its traceback."""
+    try:
+        return True, fn(batch)
+    except BaseException as e:  # noqa: BLE001 - sent back to the trainer with its traceback
+        return False, (f"{type(e).__name__}: {e}", traceback.format_exc())
+
+
+class _Stop(Exception):
+    pass
+
+
+class TrainLoader:
+    """A rank's batches of a training run: one dict of tensors per step,
+    with ``_component`` (index into the recipe's components) and ``_row``
+    (row ordinal in that component's pinned table).
+
+    The server plans everything; this object holds only the run id and the
+    next step. The run is resolved (every ref pinned to a commit) on first
+    use — ``iter``, ``len`` or ``state_dict`` — unless ``load_state_dict``
+    names one. Iterating again continues at the next step; the loader ends
+    after the run's last step (``recipe.steps``, by default one pass).
+
+    - ``world``: ``weft.World(rank=, world_size=)``; None reads
+      torch.distributed when initialized, else $RANK/$WORLD_SIZE, else one
+      rank. ``world_size`` must divide the batch size.
+    - ``transform_fn(batch: pyarrow.RecordBatch)`` runs on each step's batch
+      before conversion; it may return a RecordBatch or Table (converted to
+      tensors), a dict (numpy arrays in it become tensors) or anything else
+      (passed as is). ``map_workers=N`` runs it in a pool of N processes
+      (``mp_context``, default "spawn": the function must be picklable, i.e.
+      defined at module level); order is kept, and an error is raised here
+      as ``weft.TransformError`` with the worker's traceback.
+    - ``prefetch``: steps read, transformed and converted ahead by a
+      background thread.
+    - ``device``: "cpu", or "cuda[:N]" — tensors are pinned in the
+      background and copied with ``non_blocking=True``.
+    - ``retries``: times a stream that loses its server (Unavailable) is
+      re-planned from the next step before the error is raised.
+    """
+
+    def __init__(self, recipe: Recipe, device: Union[str, torch.device] = "cpu", world: Optional[World] = None,
+                 transform_fn: Optional[Callable[[pa.RecordBatch], Any]] = None, map_workers: int = 0,
+                 prefetch: int = 4, *, mp_context: Optional[str] = "spawn", retries: int = 3):
+        if not isinstance(recipe, Recipe):
+            raise InvalidArgument(f"TrainLoader: recipe is a {type(recipe).__name__}; give weft.Recipe(...)")
+        if isinstance(map_workers, bool) or not isinstance(map_workers, int) or map_workers < 0:
+            raise InvalidArgument(f"TrainLoader: map_workers {map_workers!r} must be an integer ≥ 0")
+        if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+            raise InvalidArgument(f"TrainLoader: prefetch {prefetch!r} must be an integer ≥ 1")
+        if map_workers and transform_fn is None:
+            raise InvalidArgument("TrainLoader: map_workers needs a transform_fn to run")
+        self.recipe = recipe
+        self.client: Client = recipe.client
+        self.world = resolve_world(world)
+        self.device = torch.device(device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise InvalidArgument(f"TrainLoader: device {device!r} but torch.cuda.is_available() is False; "
+                                  "use device='cpu'")
+        self.transform_fn, self.map_workers, self.prefetch = transform_fn, map_workers, prefetch
+        self.mp_context, self.retries = mp_context, retries
+        self._run: Optional[str] = None
+        self._record: Optional[dict[str, Any]] = None
+        self._next = 0
+        self._info: Optional[tuple[int, fl.FlightInfo]] = None
+        self._pool: Optional[cf.ProcessPoolExecutor] = None
+        self._active: Optional[_Prefetcher] = None
+
+    # ------------------------------------------------------------ the run
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (resolves the recipe if nothing did yet)."""
+        self._resolve()
+        assert self._run is not None
+        return self._run
+
+    @property
+    def run_record(self) -> dict[str, Any]:
+        """The run record: the recipe with every component pinned to a commit."""
+        self._resolve()
+        assert self._record is not None
+        return self._record
+
+    @property
+    def steps(self) -> int:
+        """The run's length in steps."""
+        return int(self.run_record["steps"])
+
+    @property
+    def next_step(self) -> int:
+        return self._next
+
+    def __len__(self) -> int:
+        return max(0, self.steps - self._next)
+
+    def _plan(self, start: int) -> fl.FlightInfo:
+        """The FlightInfo of the run from step ``start`` for this world size."""
+        if self._info is not None and self._info[0] == start:
+            return self._info[1]
+        cmd: dict[str, Any]
+        if self._run is None:
+            cmd = {"recipe": self.recipe.to_json(), "world_size": self.world.world_size}
+        else:
+            cmd = {"run": self._run, "world_size": self.world.world_size}
+        if start:
+            cmd["start_step"] = start
+        info = self.client.command_info(cmd, "TrainLoader")
+        record = json.loads(info.app_metadata)
+        if self._run is not None and record.get("run") != self._run:
+            raise WeftError(f"the server answered run {record.get('run')} for run {self._run}")
+        if self._record is None:
+            diffs = self.recipe.differences(record)
+            if diffs:
+                raise InvalidArgument(f"the state is for run {record.get('run')}, made from a different recipe: "
+                                      + "; ".join(diffs) + ". Build the TrainLoader from the recipe the run was started "
+                                      "with (refs may have moved since: the run keeps its commits)")
+        self._run, self._record = record["run"], record
+        self._info = (start, info)
+        return info
+
+    def _resolve(self) -> None:
+        if self._record is None:
+            self._plan(0)
+
+    # ------------------------------------------------------------ state
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"format", "run", "step", "world_size"}``: the next step this
+        loader would yield. Small and picklable: save it with the model."""
+        return {"format": STATE_FORMAT, "run": self.run_id, "step": self._next, "world_size": self.world.world_size}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continues the run of ``state`` at its step, on this loader's world
+        size. The recipe must be the run's (seed, batch size, tables, weights);
+        branches may have moved since: the run keeps its pinned commits."""
+        if not isinstance(state, dict) or "run" not in state or "step" not in state:
+            raise InvalidArgument(f"load_state_dict: {state!r} is not a TrainLoader.state_dict()")
+        if state.get("format", STATE_FORMAT) != STATE_FORMAT:
+            raise InvalidArgument(f"load_state_dict: state format {state.get('format')} is not {STATE_FORMAT}; "
+                                  "it was saved by another weft version")
+        step = state["step"]
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise InvalidArgument(f"load_state_dict: step {step!r} must be an integer ≥ 0")
+        self._stop_active()
+        self._run, self._record, self._info = str(state["run"]), None, None
+        self._next = step
+        self._plan(0)  # checks the run exists and matches the recipe
+        if step > self.steps:
+            raise InvalidArgument(f"load_state_dict: step {step} is past the run's last step ({self.steps})")
+
+    # ------------------------------------------------------------ iteration
+
+    def __iter__(self) -> Iterator[Any]:
+        self._stop_active()
+        self._resolve()
+        if self._next >= self.steps:
+            return
+        pool = self._map_pool()
+        fetch = _Prefetcher(self, self._next, pool)
+        self._active = fetch
+        try:
+            while True:
+                item = fetch.get()
+                if item is None:
+                    return
+                step, batch = item
+                self._next = step + 1
+                if self.device.type != "cpu":
+                    batch = to_device(batch, self.device)
+                yield batch
+        finally:
+            fetch.stop()
+            if self._active is fetch:
+                self._active = None
+
+    def _map_pool(self) -> Optional[cf.ProcessPoolExecutor]:
+        if not self.map_workers:
+            return None
+        if self._pool is None:
+            ctx = multiprocessing.get_context(self.mp_context) if self.mp_context else None
+            self._pool = cf.ProcessPoolExecutor(self.map_workers, mp_context=ctx)
+        return self._pool
+
+    def _stop_active(self) -> None:
+        if self._active is not None:
+            self._active.stop()
+            self._active = None
+
+    def close(self) -> None:
+        """Stops the background reader and the map workers."""
+        self._stop_active()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> "TrainLoader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class _Prefetcher:
+    """A thread that reads a rank's stream, transforms and converts each
+    step, and queues at most ``prefetch`` finished steps."""
+
+    def __init__(self, loader: TrainLoader, start: int, pool: Optional[cf.ProcessPoolExecutor]):
+        self.loader, self.pool = loader, pool
+        self.next = start  # the next step to read from the server
+        self.out: queue.Queue = queue.Queue(maxsize=loader.prefetch)
+        self.stopping = threading.Event()
+        self.reader: Optional[fl.FlightStreamReader] = None
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, name="weft-prefetch", daemon=True)
+        self.thread.start()
+
+    def get(self) -> Optional[tuple[int, Any]]:
+        kind, value = self.out.get()
+        if kind == "error":
+            raise value
+        if kind == "end":
+            return None
+        return value
+
+    def stop(self) -> None:
+        self.stopping.set()
+        with self.lock:
+            if self.reader is not None:
+                try:
+                    self.reader.cancel()
+                except Exception:  # noqa: BLE001 - cancelling a finished stream
+                    pass
+        while self.thread.is_alive():
+            try:
+                self.out.get_nowait()
+            except queue.Empty:
+                pass
+            self.thread.join(0.01)
+
+    def _put(self, item: tuple[str, Any]) -> None:
+        while not self.stopping.is_set():
+            try:
+                self.out.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                pass
+        raise _Stop
+
+    def _run(self) -> None:
+        try:
+            self._stream()
+            self._put(("end", None))
+        except _Stop:
+            pass
+        except BaseException as e:  # noqa: BLE001 - handed to the trainer
+            try:
+                self._put(("error", e))
+            except _Stop:
+                pass
+
+    def _chunks(self) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """(step, batch) from the server, re-planning from the next step when
+        the server goes away (up to ``retries`` times in a row)."""
+        loader = self.loader
+        failures = 0
+        while self.next < loader.steps:
+            try:
+                info = loader._plan(self.next)
+                ticket = info.endpoints[loader.world.rank].ticket
+                with loader.client.session() as flight:
+                    with self.lock:
+                        if self.stopping.is_set():
+                            raise _Stop
+                        self.reader = flight.do_get(ticket)
+                    while True:
+                        try:
+                            chunk = self.reader.read_chunk()
+                        except StopIteration:
+                            break
+                        meta = json.loads(chunk.app_metadata.to_pybytes()) if chunk.app_metadata else {}
+                        step = meta.get("step", self.next)
+                        if step != self.next:
+                            raise WeftError(f"the server sent step {step} where step {self.next} was due")
+                        failures = 0
+                        self.next += 1
+                        yield step, chunk.data
+                if self.next < loader.steps:
+                    raise WeftError(f"the stream of run {loader._run} ended at step {self.next}, "
+                                    f"before the run's end ({loader.steps})")
+            except Unavailable:
+                failures += 1
+                if failures > loader.retries or self.stopping.is_set():
+                    raise
+                time.sleep(min(0.2 * 2 ** failures, 5))
+            except FLIGHT_ERRORS as e:
+                if self.stopping.is_set():
+                    raise _Stop from e
+                try:
+                    reraise(e, loader.client.uri, f"run {loader._run} step {self.next}")
+                except Unavailable:
+                    failures += 1
+                    if failures > loader.retries:
+                        raise
+                    time.sleep(min(0.2 * 2 ** failures, 5))
+            finally:
+                with self.lock:
+                    self.reader = None
+
+    def _finish(self, step: int, result: Any) -> tuple[int, Any]:
+        batch = convert(result)
+        if self.loader.device.type == "cuda":
+            batch = pin(batch)
+        return step, batch
+
+    def _stream(self) -> None:
+        fn = self.loader.transform_fn
+        if self.pool is None:
+            for step, batch in self._chunks():
+                if fn is not None:
+                    try:
+                        batch = fn(batch)
+                    except Exception as e:
+                        raise TransformError(f"transform_fn raised {type(e).__name__}: {e} on step {step}\n\n"
+                                             f"{traceback.format_exc()}") from e
+                self._put(("batch", self._finish(step, batch)))
+            return
+        pending: deque = deque()
+        window = max(self.loader.map_workers * 2, self.loader.prefetch)
+        chunks = self._chunks()
+        done = False
+        while pending or not done:
+            while not done and len(pending) < window:
+                try:
+                    step, batch = next(chunks)
+                except StopIteration:
+                    done = True
+                    break
+                pending.append((step, self.pool.submit(_apply, fn, batch)))
+            if not pending:
+                break
+            step, future = pending.popleft()
+            try:
+                ok, value = future.result()
+            except Exception as e:  # the pool broke (a worker died) or the result did not pickle
+                raise TransformError(f"transform_fn in a map worker failed on step {step}: {type(e).__name__}: {e}") from e
+            if not ok:
+                raise TransformError(f"transform_fn raised {value[0]} on step {step} in a map worker; "
+                                     f"its traceback:\n\n{value[1]}")
+            self._put(("batch", self._finish(step, value)))
