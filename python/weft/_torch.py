@@ -151,6 +151,7 @@ class TrainLoader:
         self._info: Optional[tuple[int, fl.FlightInfo]] = None
         self._pool: Optional[cf.ProcessPoolExecutor] = None
         self._active: Optional[_Prefetcher] = None
+        self._replans = 0  # streams re-planned after the server went away
 
     # ------------------------------------------------------------ the run
 
@@ -381,6 +382,7 @@ class _Prefetcher:
                     raise WeftError(f"the stream of run {loader._run} ended at step {self.next}, "
                                     f"before the run's end ({loader.steps})")
             except Unavailable:
+                loader._replans += 1
                 failures += 1
                 if failures > loader.retries or self.stopping.is_set():
                     raise
@@ -391,6 +393,7 @@ class _Prefetcher:
                 try:
                     reraise(e, loader.client.uri, f"run {loader._run} step {self.next}")
                 except Unavailable:
+                    loader._replans += 1
                     failures += 1
                     if failures > loader.retries:
                         raise
