@@ -52,14 +52,14 @@ flightd:
 demo: flightd
 	bin/flightd demo
 
-## venv: the Python test environment in $(VENV) (pip's cache makes reruns fast).
+## venv: $(VENV) with the weft client (editable), torch (Debian's python3-torch) and the test requirements.
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: python/requirements-test.txt python/bootstrap-venv.sh
+$(VENV)/.installed: python/requirements-test.txt python/bootstrap-venv.sh python/pyproject.toml
 	PYTHON=$(PYTHON) sh python/bootstrap-venv.sh $(VENV) python/requirements-test.txt
 	touch $@
 
-## test-python: pyarrow.flight tests against a real bin/flightd, on the fs store and on MinIO.
+## test-python: the weft client and pyarrow.flight tests against a real bin/flightd, on the fs store and on MinIO.
 test-python: flightd venv tools
 	WEFT_FLIGHTD=$(abspath bin/flightd) $(VENV)/bin/python -m pytest $(PYTEST_FLAGS) python/tests
 
