@@ -15,7 +15,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 PYTEST_FLAGS ?= -v
 
-.PHONY: all build test test-go test-python vet tools bench bench-flight bench-mix flightd demo venv clean
+.PHONY: all build test test-go test-python vet tools bench bench-flight bench-mix bench-python flightd demo venv clean
 
 all: build
 
@@ -66,6 +66,11 @@ test-python: flightd venv tools
 ## bench-flight: DoGet scan throughput (fs, MinIO; 1 and 2 streams) against a bare arrow-go Flight ceiling (~1 GiB).
 bench-flight: tools
 	$(GO) test -run '^$$' -bench BenchmarkScan -benchtime 1x -timeout 60m ./flight/
+
+## bench-python: the weft Python client (TrainLoader to torch tensors) against a Go client on the same run of the small-row mix (writes bench/pyclient-results.md).
+bench-python: flightd venv
+	$(GO) build -o bin/weftbench ./bench/cmd/weftbench
+	$(VENV)/bin/python bench/pyclient.py --flightd bin/flightd --weftbench bin/weftbench --out bench/pyclient-results.md
 
 ## bench-mix: training mixes over Flight (fs, MinIO): samples/s and MB/s against a plain scan and the Flight ceiling, W=4 decodes, resume latency, flightd peak RSS (~3 GB of data; prints a table, writes bench/mix-results.md).
 bench-mix: tools

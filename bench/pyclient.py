@@ -1,0 +1,181 @@
+"""The Python client against a Go client, on the same run of the same server.
+
+Writes the small-row tables of the mix benchmark (bench/README.md: `small_a`
+and `small_b` of `id int64, features float32[32], label int64`, 144 B/row)
+into a fresh flightd through `weft`, resolves the 0.3/0.7 mix with B = 256,
+then alternates rounds of
+
+- Go: `weftbench read-run` (arrow-go Flight client) draining the run, and
+- Python: `weft.TrainLoader` iterating the same run to dicts of torch tensors,
+
+and prints samples/s (median, min, max of the rounds) and their ratio; with
+--out it writes the table as Markdown. Run by `make bench-python`:
+
+    python bench/pyclient.py --flightd bin/flightd --weftbench bin/weftbench \
+        [--rows 1000000,4000000] [--steps 8000] [--rounds 5] [--store fs|minio]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+import weft
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python" / "tests"))
+from conftest import MinIO, Flightd, find_binary, fs_store  # noqa: E402  (the tests' process helpers)
+
+
+def small_table(first: int, n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    ids = np.arange(first, first + n, dtype=np.int64)
+    features = pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 32, dtype=np.float32)), 32)
+    return pa.table({"id": ids, "features": features, "label": ids % 1000})
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def python_round(recipe: weft.Recipe, run: str, steps: int, prefetch: int) -> dict:
+    loader = weft.TrainLoader(recipe, prefetch=prefetch)
+    loader.load_state_dict({"run": run, "step": 0})
+    t0 = time.perf_counter()
+    samples = nbytes = 0
+    first = None
+    for batch in loader:
+        if first is None:
+            first = time.perf_counter() - t0
+        samples += len(batch["_row"])
+        nbytes += sum(v.numel() * v.element_size() for v in batch.values() if isinstance(v, torch.Tensor))
+    secs = time.perf_counter() - t0
+    loader.close()
+    assert loader.next_step == steps, (loader.next_step, steps)
+    return {"samples": samples, "secs": secs, "samples_per_s": samples / secs, "mb_per_s": nbytes / secs / 1e6,
+            "first_batch_s": first}
+
+
+def go_round(weftbench: str, addr: str, run: str, steps: int) -> dict:
+    out = subprocess.run([weftbench, "read-run", "--addr", addr, "--cmd",
+                          json.dumps({"run": run, "world_size": 1, "end_step": steps})],
+                         check=True, capture_output=True, text=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["steps"] == steps, res
+    return {"samples": res["rows"], "secs": res["secs"], "samples_per_s": res["rows_per_s"],
+            "mb_per_s": res["mb_per_s"], "first_batch_s": res["first_batch_s"]}
+
+
+def summary(rounds: list[dict], key: str = "samples_per_s") -> tuple[float, float, float]:
+    vals = [r[key] for r in rounds]
+    return statistics.median(vals), min(vals), max(vals)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--flightd", default=str(REPO / "bin" / "flightd"))
+    ap.add_argument("--weftbench", default=str(REPO / "bin" / "weftbench"))
+    ap.add_argument("--rows", default="1000000,4000000", help="rows of small_a,small_b")
+    ap.add_argument("--steps", type=int, default=8000, help="steps of B = 256 read per round")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--prefetch", type=int, default=4)
+    ap.add_argument("--store", choices=["fs", "minio"], default="fs")
+    ap.add_argument("--out", help="write the results as Markdown here")
+    args = ap.parse_args()
+    rows = [int(x) for x in args.rows.split(",")]
+
+    work = Path(tempfile.mkdtemp(prefix="weft-pyclient-"))
+    minio = None
+    try:
+        if args.store == "fs":
+            store = fs_store(work / "store")
+        else:
+            binary = find_binary("minio")
+            if binary is None:
+                sys.exit("minio not found: run `make tools`")
+            minio = MinIO(binary, work)
+            store = minio.store(minio.new_bucket())
+        server = Flightd(args.flightd, store, work).start()
+        log(f"flightd on {server.addr}, {args.store} store")
+        client = weft.Client(server.location)
+        br = client.create_project("bench").branch("main")
+        for name, n, seed in (("small_a", rows[0], 1), ("small_b", rows[1], 2)):
+            t0 = time.perf_counter()
+            for first in range(0, n, 1_000_000):
+                br.table(name).append(small_table(first, min(1_000_000, n - first), seed * 1000 + first))
+            log(f"wrote {name}: {n:,} rows in {time.perf_counter() - t0:.1f}s")
+        recipe = weft.Recipe(seed=2048, batch_size=256, steps=args.steps, components=[
+            weft.Component(br.table("small_a"), weight=0.3), weft.Component(br.table("small_b"), weight=0.7)])
+        run = weft.TrainLoader(recipe).run_id
+        log(f"run {run[:16]}…, {args.steps} steps of 256; warming the server's cache with one Go pass")
+        go_round(args.weftbench, server.addr, run, args.steps)
+
+        go, py = [], []
+        for i in range(args.rounds):
+            go.append(go_round(args.weftbench, server.addr, run, args.steps))
+            py.append(python_round(recipe, run, args.steps, args.prefetch))
+            log(f"round {i + 1}/{args.rounds}: Go {go[-1]['samples_per_s']:,.0f} samples/s, "
+                f"Python {py[-1]['samples_per_s']:,.0f} samples/s ({py[-1]['samples_per_s'] / go[-1]['samples_per_s']:.0%})")
+        server.stop()
+
+        g, p = summary(go), summary(py)
+        ratio = p[0] / g[0]
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        table = [
+            "| client | samples/s median | min | max | MB/s median | first batch (median) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            f"| Go (arrow-go Flight, `weftbench read-run`) | {g[0]:,.0f} | {g[1]:,.0f} | {g[2]:,.0f} | "
+            f"{summary(go, 'mb_per_s')[0]:,.0f} | {summary(go, 'first_batch_s')[0] * 1e3:.1f} ms |",
+            f"| Python (`weft.TrainLoader` → torch tensors, prefetch {args.prefetch}) | {p[0]:,.0f} | {p[1]:,.0f} | "
+            f"{p[2]:,.0f} | {summary(py, 'mb_per_s')[0]:,.0f} | {summary(py, 'first_batch_s')[0] * 1e3:.1f} ms |",
+        ]
+        print("\n".join(table))
+        print(f"Python / Go: {ratio:.0%} (goal ≥ 75%); Python process peak RSS {rss:,.0f} MiB")
+        if args.out:
+            machine = f"{os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, {platform.platform()}"
+            text = [
+                "# Python client vs Go client (`make bench-python`)",
+                "",
+                f"Written by `bench/pyclient.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; machine: {machine}; "
+                f"torch {torch.__version__}, pyarrow {pa.__version__}.",
+                "",
+                f"Small-row mix of issue 5 (`small_a` {rows[0]:,} + `small_b` {rows[1]:,} rows of id int64, features "
+                f"float32[32], label int64; 0.3/0.7, B = 256, W = 1) served by one `flightd` on the {args.store} store, "
+                f"{args.steps:,} steps ({args.steps * 256:,} samples) per round, {args.rounds} rounds alternating Go and Python "
+                "after one warm-up pass (every block cached in the server). The Go client and the Python client read "
+                "the same run id from the same server. The Python figure is to torch tensors (one copy out of Arrow, "
+                "`_component` and `_row` included) in the trainer process.",
+                "",
+                *table,
+                "",
+                f"**Python / Go = {ratio:.0%}** (goal ≥ 75 %). Peak RSS of the Python process: {rss:,.0f} MiB.",
+                "",
+                "Reproduce: `make bench-python` (or `make flightd && go build -o bin/weftbench ./bench/cmd/weftbench && "
+                ".venv/bin/python bench/pyclient.py --out bench/pyclient-results.md`).",
+                "",
+            ]
+            Path(args.out).write_text("\n".join(text))
+            log(f"wrote {args.out}")
+        return 0
+    finally:
+        if minio is not None:
+            minio.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
