@@ -367,3 +367,18 @@ def test_readme_python_quickstart(server, tmp_path):
     assert expected, "the quickstart says what it prints"
     for want in expected:
         assert any(want in line for line in lines), f"{want!r} not in output:\n{run.stdout}"
+
+
+def test_cuda_device_pinned_copies(robots):
+    """device="cuda": the same batches, on the GPU. Needs CUDA; this machine
+    class has none, so it is skipped loudly there."""
+    if not torch.cuda.is_available():
+        msg = "no CUDA device here: the device='cuda' path (pinned memory, non_blocking copies) is NOT tested"
+        print(f"\n*** SKIPPING {msg} ***", file=sys.stderr)
+        pytest.skip(msg)
+    r = recipe(robots, batch=20, steps=10)
+    cpu = list(weft.TrainLoader(r))
+    for want, got in zip(cpu, weft.TrainLoader(r, device="cuda")):
+        assert got["_row"].is_cuda and got["emb"].is_cuda
+        assert torch.equal(got["_row"].cpu(), want["_row"]) and torch.equal(got["emb"].cpu(), want["emb"])
+        assert got["name"] == want["name"]

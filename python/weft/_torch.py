@@ -420,6 +420,7 @@ class _Prefetcher:
                                              f"{traceback.format_exc()}") from e
                 self._put(("batch", self._finish(step, batch)))
             return
+        assert fn is not None  # TrainLoader insists on a transform_fn for map_workers
         pending: deque = deque()
         window = max(self.loader.map_workers * 2, self.loader.prefetch)
         chunks = self._chunks()
