@@ -76,8 +76,16 @@ bench-python: flightd venv
 bench-mix: tools
 	WEFT_MIX_RESULTS=$(abspath bench/mix-results.md) $(GO) test -run '^$$' -bench BenchmarkMix -benchtime 1x -timeout 60m ./bench/
 
-## bench: storage benchmarks (prints MB/s; see bench/).
-bench: tools
+## bench: loaders (PyTorch DataLoader, MosaicML Streaming, HF datasets, Weft on fs and MinIO) against limits, quick mode (< 5 min on 2 cores; venv bench/.venv on first use): writes bench/results.md, results.json, results-*.png.
+bench: flightd tools
+	$(PYTHON) bench/harness/run.py --quick --out bench
+
+## bench-full: the same at the issue's scale (1 M + 4 M small rows, ~2 GB of 100 KiB rows, 5 runs).
+bench-full: flightd tools
+	$(PYTHON) bench/harness/run.py --full --out bench
+
+## bench-storage: storage benchmarks (prints MB/s; see bench/storage.md).
+bench-storage: tools
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tables/
 
 clean:

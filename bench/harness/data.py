@@ -37,7 +37,8 @@ class Workload:
         return ("id", "features", "label") if self.name == "small" else ("id", "image")
 
     def spec(self):
-        return dict(asdict(self), format=FORMAT)
+        """JSON-shaped (lists, not tuples), so that it compares equal to a stamp read back."""
+        return json.loads(json.dumps(dict(asdict(self), format=FORMAT)))
 
 
 def schema(name):

@@ -1,0 +1,120 @@
+"""Weft: weft.TrainLoader through a flightd process, on the fs store and on
+MinIO. The tables are appended once per store with the weft client
+(Table.append); every run starts a fresh flightd (cold cache) over the
+store. Ranks: weft.World. Resume: load_state_dict({"run", "step": S}) on a
+fresh TrainLoader — a seek.
+
+The run is made long enough to hold step 100,000 (Recipe(steps=RUN_STEPS)).
+"""
+
+import contextlib
+import json
+import time
+
+from .base import Loader, Resume, Served, images_tensor
+
+RUN_STEPS = 200_000
+
+
+class Weft(Loader):
+    package = "weft"
+
+    def __init__(self, store):
+        self.store = store
+        self.name = f"weft-{store}"
+        self.title = f"Weft TrainLoader, flightd on {'fs' if store == 'fs' else 'MinIO'}"
+        self.how = (f"weft.TrainLoader(weft.Recipe(seed, B, [Component(a, 0.3), Component(b, 0.7)])) over "
+                    f"flightd --store {'DIR' if store == 'fs' else 's3://BUCKET (MinIO on 127.0.0.1)'}")
+
+    # ------------------------------------------------------------ parent
+    def _store(self, h, wl):
+        if self.store == "fs":
+            return str(h.work / "weft-fs" / wl.name), h.base_env()
+        if h.minio is None:
+            raise RuntimeError(h.minio_error or "MinIO is not available")
+        return f"s3://bench-{wl.name}", h.minio.env()
+
+    def _flightd_args(self, wl):
+        # docs/flight.md: row groups of a few MiB for wide rows.
+        return ["--row-group-size", "8MiB"] if wl.name == "large" else []
+
+    def prepare(self, h, wl):
+        import pyarrow.parquet as pq
+        import weft
+
+        from .. import data
+        from ..servers import flightd
+
+        store, env = self._store(h, wl)
+        stamp = h.work / f"weft-{self.store}-{wl.name}.json"
+        if stamp.exists() and json.loads(stamp.read_text()) == wl.spec():
+            h.log(f"weft {self.store} {wl.name}: tables already in {store}")
+            return {"store": store}
+        if self.store == "minio":
+            with contextlib.suppress(Exception):
+                h.minio.make_bucket(f"bench-{wl.name}")
+        with flightd(h.flightd_bin, store, env, h.work / "logs" / f"flightd-ingest-{self.store}-{wl.name}.log",
+                     self._flightd_args(wl)) as d:
+            c = weft.Client(f"grpc://{d.addr}")
+            try:
+                c.create_project("bench")
+            except weft.AlreadyExists:
+                pass
+            ref = c.project("bench").branch("main")
+            for t, path in enumerate(data.parquet_paths(h.data_dir, wl)):
+                name = f"{wl.name}_{'ab'[t]}"
+                t0 = time.monotonic()
+                pf = pq.ParquetFile(path)
+                commit = ref.table(name).append(pf.iter_batches(batch_size=65536 if wl.name == "small" else 64))
+                h.log(f"weft {self.store} {wl.name}: appended {name} ({wl.rows[t]:,} rows) in "
+                      f"{time.monotonic() - t0:.1f}s, commit {commit[:12]}")
+            c.close()
+        stamp.write_text(json.dumps(wl.spec()))
+        return {"store": store}
+
+    @contextlib.contextmanager
+    def serving(self, h, wl, params):
+        from ..servers import flightd
+
+        store, env = self._store(h, wl)
+        h.flightd_runs += 1
+        with flightd(h.flightd_bin, store, env, h.work / "logs" / f"flightd-{self.store}-{h.flightd_runs}.log") as d:
+            pids = {"flightd": d.pid}
+            if self.store == "minio":
+                pids["minio"] = h.minio.proc.pid
+            yield Served(params={"addr": d.addr}, pids=pids)
+
+    # ------------------------------------------------------------ worker
+    def _recipe(self, params, wl):
+        import weft
+
+        c = weft.Client(f"grpc://{params['addr']}")
+        ref = c.project("bench").branch("main")
+        comps = [weft.Component(ref.table(f"{wl.name}_{'ab'[i]}"), weight=w) for i, w in enumerate(wl.weights)]
+        return weft.Recipe(seed=wl.seed, batch_size=wl.batch_size, components=comps, steps=RUN_STEPS)
+
+    def _batches(self, loader, wl):
+        for b in loader:
+            if wl.name == "large":
+                b["image"] = images_tensor(b["image"])
+            yield b
+
+    def open(self, params, wl, rank, world, steps):
+        import weft
+
+        self.loader = weft.TrainLoader(self._recipe(params, wl), world=weft.World(rank=rank, world_size=world))
+        return self._batches(self.loader, wl)
+
+    def checkpoint(self, it):
+        return self.loader.state_dict()
+
+    def resume(self, params, wl, step, state):
+        import weft
+
+        loader = weft.TrainLoader(self._recipe(params, wl), world=weft.World(rank=0, world_size=1))
+        loader.load_state_dict({**state, "step": step})
+        self.loader = loader
+        return Resume("seek", self._batches(loader, wl), note="load_state_dict({run, step}) on a fresh TrainLoader")
+
+
+LOADERS = [Weft("fs"), Weft("minio")]

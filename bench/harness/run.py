@@ -1,0 +1,301 @@
+"""The benchmark driver: make bench (quick) / make bench-full.
+
+    python3 bench/harness/run.py --quick|--full [--out bench] [--runs N] [--only NAME,...]
+
+Creates bench/.venv if needed (venv.py) and re-runs itself there; builds
+bin/flightd and weftbench; generates the data (bench/work/data); prepares
+every loader (MDS shards, Weft tables on fs and MinIO); measures the limits
+and every loader, ``runs`` times each, round-robin, each run in a fresh
+process; checks W=1 against W=2 batches; writes OUT/results.json,
+OUT/results.md and OUT/*.png.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+if __package__ in (None, ""):
+    sys.path.insert(0, str(HERE.parent))
+    __package__ = "harness"  # noqa: A001
+
+from harness import venv  # noqa: E402
+
+SCALES = {
+    "quick": dict(small_rows=(200_000, 800_000), large_rows=(1_500, 1_500), runs=3,
+                  small=dict(warmup=20, measure=2_000), large=dict(warmup=3, measure=40),
+                  max_secs=4, min_steps=10, ceiling_batches=dict(small=5_000, large=150), iperf_s=2, timeout=240),
+    "full": dict(small_rows=(1_000_000, 4_000_000), large_rows=(10_485, 10_485), runs=5,
+                 small=dict(warmup=50, measure=20_000), large=dict(warmup=10, measure=300),
+                 max_secs=60, min_steps=50, ceiling_batches=dict(small=20_000, large=500), iperf_s=5, timeout=1800),
+}
+IDS_STEPS = 20
+RESUME_STEP = 100_000
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Harness:
+    def __init__(self, args):
+        self.args = args
+        self.scale = SCALES["quick" if args.quick else "full"]
+        self.work = REPO / "bench" / "work"
+        self.data_dir = self.work / "data"
+        self.out = Path(args.out).resolve()
+        self.flightd_bin = str(REPO / "bin" / "flightd")
+        self.weftbench_bin = str(self.work / "bin" / "weftbench")
+        self.minio = None
+        self.minio_error = None
+        self.flightd_runs = 0
+        self.log = log
+
+    def base_env(self):
+        return {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+
+
+def build(h):
+    log("building bin/flightd and weftbench")
+    subprocess.run(["go", "build", "-o", h.flightd_bin, "./cmd/flightd"], cwd=REPO, check=True)
+    subprocess.run(["go", "build", "-o", h.weftbench_bin, "./bench/cmd/weftbench"], cwd=REPO, check=True)
+
+
+def machine():
+    mem = next(int(l.split()[1]) * 1024 for l in Path("/proc/meminfo").read_text().splitlines()
+               if l.startswith("MemTotal:"))
+    model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                  if l.startswith("model name")), platform.processor())
+    return {"cpus": os.cpu_count(), "cpu_model": model, "memory_bytes": mem, "kernel": platform.release(),
+            "python": platform.python_version()}
+
+
+def versions():
+    from importlib import metadata
+
+    out = {}
+    for d in ("torch", "numpy", "pyarrow", "mosaicml-streaming", "datasets", "huggingface-hub", "weft",
+              "matplotlib", "transformers"):
+        try:
+            out[d] = metadata.version(d)
+        except metadata.PackageNotFoundError:
+            out[d] = None
+    for name, cmd in (("go", ["go", "version"]), ("iperf3", ["iperf3", "--version"])):
+        try:
+            out[name] = subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0]
+        except (OSError, IndexError):
+            out[name] = None
+    out["minio"] = None
+    if shutil.which(minio_binary() or ""):
+        out["minio"] = subprocess.run([minio_binary(), "--version"], capture_output=True,
+                                      text=True).stdout.splitlines()[0:1]
+    return out
+
+
+def minio_binary():
+    for d in (os.environ.get("WEFT_TOOLS_BIN"), os.path.expanduser("~/.cache/weft/bin")):
+        if d and os.access(os.path.join(d, "minio"), os.X_OK):
+            return os.path.join(d, "minio")
+    return shutil.which("minio")
+
+
+def spawn_worker(h, spec, env_extra=None):
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent), **(env_extra or {}))
+    return subprocess.Popen([sys.executable, "-m", "harness.worker", json.dumps(spec)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=str(REPO))
+
+
+def collect(h, proc, what):
+    try:
+        out, err = proc.communicate(timeout=h.scale["timeout"])
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return {"error": f"timed out after {h.scale['timeout']}s", "stderr": err[-3000:]}
+    for line in reversed(out.splitlines()):
+        if line.startswith("RESULT "):
+            res = json.loads(line[7:])
+            if "error" in res:
+                log(f"  {what}: ERROR {res['error']}")
+                res["stderr"] = err[-3000:]
+            return res
+    return {"error": f"worker exited {proc.returncode} without a result", "stderr": err[-3000:]}
+
+
+def one_run(h, ld, wl, params):
+    sc = h.scale[wl.name]
+    spec = {"loader": ld.name, "workload": wl.spec(), "params": params, "mode": "run",
+            "ids_steps": IDS_STEPS, "warmup": sc["warmup"], "measure": sc["measure"], "resume_step": RESUME_STEP,
+            "max_secs": h.scale["max_secs"], "min_steps": h.scale["min_steps"]}
+    from harness.servers import RSSSampler
+
+    with ld.serving(h, wl, params) as served:
+        spec["params"] = {**params, **served.params}
+        sampler = RSSSampler(served.pids) if served.pids else None
+        res = collect(h, spawn_worker(h, spec), ld.name)
+        if sampler:
+            res["server_rss"] = sampler.stop()
+            # A server started for this run: its exact peak (VmHWM).
+            from harness.servers import status_kb
+            for k, pid in served.pids.items():
+                if k == "flightd":
+                    res["server_rss"][k] = status_kb(pid, "VmHWM") or res["server_rss"][k]
+            res["server_rss_kind"] = {k: ("VmHWM" if k == "flightd" else "sampled VmRSS") for k in served.pids}
+    return res
+
+
+def identity(h, ld, wl, params, w1_ids):
+    """Two ranks (concurrent processes, RANK/WORLD_SIZE) with B/2 each,
+    against the W=1 global batches."""
+    from harness.servers import free_port
+
+    with ld.serving(h, wl, params) as served:
+        port = free_port()
+        procs = []
+        for rank in range(2):
+            spec = {"loader": ld.name, "workload": wl.spec(), "params": {**params, **served.params},
+                    "mode": "ids", "rank": rank, "world": 2, "ids_steps": IDS_STEPS}
+            env = {"RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank), "LOCAL_WORLD_SIZE": "2",
+                   "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+            procs.append(spawn_worker(h, spec, env))
+        ranks = [collect(h, p, f"{ld.name} rank {r}") for r, p in enumerate(procs)]
+    errs = [r["error"] for r in ranks if "error" in r]
+    if errs:
+        return {"identical": None, "error": "; ".join(errs)}
+    same_set = same_order = 0
+    for s in range(IDS_STEPS):
+        union = ranks[0]["ids"][s] + ranks[1]["ids"][s]
+        if sorted(union) == sorted(w1_ids[s]):
+            same_set += 1
+        interleaved = [x for pair in zip(ranks[0]["ids"][s], ranks[1]["ids"][s]) for x in pair]
+        if interleaved == w1_ids[s]:
+            same_order += 1
+    return {"identical": same_set == IDS_STEPS, "steps": IDS_STEPS, "steps_same_samples": same_set,
+            "steps_same_order": same_order}
+
+
+def summarize(vals):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return None
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--quick", action="store_true", help="scaled-down data, 3 runs (< 5 min on 2 cores)")
+    g.add_argument("--full", action="store_true", help="the issue's scale: 1 M + 4 M small rows, ~2 GB large")
+    ap.add_argument("--out", default=str(REPO / "bench"), help="where results.md, results.json and PNGs go")
+    ap.add_argument("--runs", type=int, help="runs per loader (default 3 quick, 5 full)")
+    ap.add_argument("--only", help="comma-separated loader names (default: all)")
+    ap.add_argument("--workloads", default="small,large")
+    ap.add_argument("--allow-missing-weft", action="store_true", help="run without the weft client (its rows record the error)")
+    args = ap.parse_args()
+
+    if Path(sys.prefix).resolve() != venv.VENV.resolve():
+        py = venv.ensure(require_weft=not args.allow_missing_weft)
+        os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+    start = time.monotonic()
+    h = Harness(args)
+    h.out.mkdir(parents=True, exist_ok=True)
+    runs = args.runs or h.scale["runs"]
+    mode = "quick" if args.quick else "full"
+    log(f"{mode} mode: {runs} runs per loader; results to {h.out}")
+    build(h)
+    from harness import data, limits, report
+    from harness.loaders import registry
+
+    loaders = registry.all_loaders()
+    if args.only:
+        keep = set(args.only.split(","))
+        loaders = [ld for ld in loaders if ld.name in keep]
+    mb = minio_binary()
+    if any(ld.name == "weft-minio" for ld in loaders):
+        if mb is None:
+            h.minio_error = "minio binary not found (run `make tools`)"
+        else:
+            from harness.servers import MinIO
+            try:
+                h.minio = MinIO(mb, h.work / "minio", log)
+            except Exception as e:  # noqa: BLE001
+                h.minio_error = f"MinIO did not start: {e}"
+    results = {"mode": mode, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
+               "versions": versions(), "runs": runs, "resume_step": RESUME_STEP, "ids_steps": IDS_STEPS,
+               "scale": h.scale, "workloads": {}, "loaders": {}}
+    for ld in loaders:
+        results["loaders"][ld.name] = {"title": ld.title, "how": ld.how, "package": ld.package}
+    try:
+        for wname in args.workloads.split(","):
+            rows = h.scale[f"{wname}_rows"]
+            wl = data.Workload(wname, rows, 256 if wname == "small" else 64)
+            wres = results["workloads"][wname] = {"spec": wl.spec(), "loaders": {}, "limits": {}}
+            paths = data.ensure_parquet(h.data_dir, wl, log)
+            wres["parquet_bytes"] = sum(p.stat().st_size for p in paths)
+            params = {}
+            for ld in loaders:
+                t0 = time.monotonic()
+                try:
+                    params[ld.name] = {"parquet": [str(p) for p in paths], **ld.prepare(h, wl)}
+                    wres["loaders"][ld.name] = {"runs": [], "prepare_s": time.monotonic() - t0}
+                except Exception as e:  # noqa: BLE001
+                    log(f"{ld.name}: prepare failed: {type(e).__name__}: {e}")
+                    wres["loaders"][ld.name] = {"runs": [], "error": f"prepare: {type(e).__name__}: {e}"}
+            lim = wres["limits"]
+            lim["iperf3"], lim["flight_ceiling"], lim["decode"] = [], [], []
+            for r in range(runs):
+                for key, fn in (("iperf3", lambda: limits.iperf3(h.scale["iperf_s"])),
+                                ("flight_ceiling", lambda: limits.flight_ceiling(h.weftbench_bin, wl,
+                                                                                 h.scale["ceiling_batches"][wname])),
+                                ("decode", lambda: limits.decode(h.weftbench_bin, paths))):
+                    try:
+                        lim[key].append(fn())
+                    except Exception as e:  # noqa: BLE001
+                        lim[key].append({"error": f"{type(e).__name__}: {e}"})
+                log(f"{wname} limits round {r + 1}: " + ", ".join(
+                    f"{k} {v[-1].get('mb_per_s', 0):.0f} MB/s" if "error" not in v[-1] else f"{k} ERROR"
+                    for k, v in lim.items()))
+                for ld in loaders:
+                    lr = wres["loaders"][ld.name]
+                    if "error" in lr:
+                        continue
+                    res = one_run(h, ld, wl, params[ld.name])
+                    lr["runs"].append(res)
+                    if "error" not in res:
+                        rs = res.get("resume", {})
+                        log(f"{wname} run {r + 1}/{runs} {ld.name}: {res['samples_per_s']:,.0f} samples/s, "
+                            f"{res['mb_per_s']:.1f} MB/s, first batch {res['first_batch_s']:.2f}s, resume "
+                            f"{rs.get('kind')} {rs.get('secs', float('nan')):.3f}s, RSS {res['trainer_rss'] / 2**20:.0f} MiB")
+            for ld in loaders:
+                lr = wres["loaders"][ld.name]
+                good = [r for r in lr["runs"] if "error" not in r]
+                if not good:
+                    if not lr.get("error"):
+                        lr["error"] = next((r["error"] for r in lr["runs"]), "no run")
+                    continue
+                lr["identity"] = identity(h, ld, wl, params[ld.name], good[0]["ids"])
+                log(f"{wname} {ld.name}: W=1 vs W=2: {lr['identity']}")
+                for r in lr["runs"]:
+                    r.pop("ids", None)
+            results["wall_s"] = time.monotonic() - start
+            json.dump(results, open(h.out / "results.json", "w"), indent=1)
+    finally:
+        if h.minio:
+            h.minio.stop()
+    results["wall_s"] = time.monotonic() - start
+    (h.out / "results.json").write_text(json.dumps(results, indent=1))
+    report.write(results, h.out)
+    log(f"done in {results['wall_s']:.0f}s: {h.out / 'results.md'}")
+
+
+if __name__ == "__main__":
+    main()
