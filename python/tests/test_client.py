@@ -86,6 +86,7 @@ def test_append_pyarrow_and_pandas_read_back(wc):
     # The log of x does not list the commit that only wrote df.
     assert c4 not in [c.id for c in br.table("x").log()]
     assert br.table("x").num_rows() == 2000
+    assert wc.tables("t") == {("t", "x"): 2000, ("t", "df"): 10}
 
 
 def test_pinned_commit_reads_and_is_read_only(wc):
@@ -168,6 +169,30 @@ def test_scan_dataset_batches_and_pinning(wc):
     assert sizes == [300, 300, 300, 100]
     ds = weft.ScanDataset(br.table("x").scan_request(["id"]), batch_size=300, drop_last=True)
     assert [len(b["id"]) for b in ds] == [300] * 5
+
+
+def _forked_call(uri, out):
+    try:
+        weft.Client(uri).project("s").branches()
+        out.put("no error")
+    except weft.WeftError as e:
+        out.put(str(e))
+
+
+def test_forked_child_fails_clearly_outside_scans(wc):
+    """gRPC cannot run in a child forked after the parent used it: calls
+    other than ScanDataset's relayed reads say so instead of hanging."""
+    import multiprocessing
+
+    wc.create_project("s")
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    child = ctx.Process(target=_forked_call, args=(wc.uri, out))
+    child.start()
+    msg = out.get(timeout=60)
+    child.join(60)
+    assert "forked" in msg and "spawn" in msg, msg
+    assert wc.project("s").branches()  # the parent's client still works
 
 
 # ------------------------------------------------------------------ mixes
