@@ -48,22 +48,21 @@
 // window of about buffer_rows rows spanning several blocks, so that a block
 // is read about once per epoch. Blocks are also the unit this engine reads
 // and caches, so their size decides both the shuffle's locality and the
-// cost of reading: a row group whose projected columns hold at most 10 MiB
-// (uncompressed Parquet bytes) is one block; a larger one is cut into
-// ⌈bytes/8 MiB⌉ blocks at the page boundaries (Parquet offset index) of its
-// widest column nearest to an even split, so that reading a block decodes
-// only its own pages. (Smaller blocks give better locality when a table is
-// much larger than the cache, but each block read re-decodes the pages of
-// narrow columns that span several blocks and pays a seek; 8 MiB measured
-// best on small rows, 71% against 55% of a plain scan's rows/s with 4 MiB.
-// With 65,536-row groups of 144-byte rows and the default window, the
-// sampler cuts each block into 8 shuffle units, so a table far larger than
-// the cache decodes a block up to 8 times per epoch: give such a server a
-// larger --cache-size, write smaller row groups, or set a recipe's
-// buffer_rows to at least a block's rows, which makes every block one
-// shuffle unit, read once per epoch, at the price of a coarser shuffle.) 100 KiB images in 128 MiB row groups thus come out
-// in blocks of a few MiB and not in whole row groups, provided the pages
-// are that small (see "Wide rows"). The sampler splits blocks longer than
+// cost of reading: a row group whose projected columns hold at most
+// 1.25 MiB (uncompressed Parquet bytes) is one block; a larger one is cut
+// into ⌈bytes/1 MiB⌉ blocks at the page boundaries (Parquet offset index)
+// of its widest column nearest to an even split, so that reading a block
+// decodes only its own pages. Small blocks make a resumed run's first
+// batch cheap (it needs rows of a few blocks per component: 4 blocks of
+// 1 MiB instead of 4 whole 9 MiB row groups for the small-row benchmark,
+// ~45 ms instead of ~250 ms from a cold cache) and keep decoding in step
+// with the draws. They rely on small pages: tables writes 128 KiB pages,
+// so a block does not re-decode the whole pages of narrow columns around
+// it. (With 8 MiB blocks and 1 MiB pages an epoch of the small-row mix ran
+// at 533-553k samples/s; with 1 MiB blocks and 128 KiB pages, 647k.) Files
+// written with large pages come out in fewer, larger blocks. 100 KiB images
+// in 128 MiB row groups thus come out in blocks of about 1 MiB and not in
+// whole row groups, provided the pages are that small (see "Wide rows"). The sampler splits blocks longer than
 // the window and clumps runs of tiny ones into its shuffle units, so a
 // table of a few thousand rows in one row group still comes out shuffled.
 // The block sizes are in the record: resuming never recomputes them, and

@@ -27,7 +27,7 @@ const (
 	// uncompressed Parquet bytes. A row group up to 5/4 of it is one
 	// block; a larger one is cut at page boundaries of its widest column
 	// into about ⌈bytes/blockBytes⌉ blocks (see doc.go, "Blocks").
-	blockBytes = 8 << 20
+	blockBytes = 1 << 20
 	// windowBytes bounds the default shuffle window: buffer_rows is
 	// sampler.DefaultBufferRows rows, or fewer so that a window of the
 	// component with the widest rows holds about this many bytes (and at
