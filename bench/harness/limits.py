@@ -19,7 +19,8 @@ def iperf3(seconds):
                                capture_output=True, text=True, timeout=seconds + 30)
             rep = json.loads(c.stdout or "{}")
             if c.returncode == 0 and "end" in rep:
-                bps = rep["end"]["sum_received"]["bits_per_second"]
+                end = rep["end"]
+                bps = (end.get("sum_received") or end.get("sum_sent") or end["sum"])["bits_per_second"]
                 return {"mb_per_s": bps / 8 / 1e6, "secs": seconds}
             if "error" in rep and "connect" in rep["error"] and attempt < 49:
                 import time

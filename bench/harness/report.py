@@ -52,7 +52,8 @@ def loader_rows(res, wname):
                "resume_kind": sorted({(r.get("resume") or {}).get("kind", "?") for r in good}),
                "resume_err": next(((r.get("resume") or {}).get("error") for r in good
                                    if (r.get("resume") or {}).get("kind") == "error"), None),
-               "rss": max((r.get("rss_after_throughput", r["trainer_rss"]) for r in good), default=None),
+               "rss": max((r.get("rss_after_throughput") or r["trainer_rss"] or 0 for r in good), default=None),
+               "short_values": sum(r.get("short_values", 0) for r in good),
                "workers_rss": max((r.get("workers_rss_max", 0) for r in good), default=0),
                "server_rss": {}, "identity": lr.get("identity"), "failed_runs": len(runs) - len(good)}
         for r in good:
@@ -123,7 +124,7 @@ def write(res, out):
       "Weft's extra `_component`/`_row` are not counted); **first batch**: loader construction to the first "
       f"batch, cold; **resume**: a fresh loader at step {res['resume_step']:,} to its first batch (seek), or "
       "the measured replay time where a loader can only replay; **RSS**: peak resident memory of the trainer "
-      "process (ru_maxrss after the timed steps, before the resume test; DataLoader worker processes shown apart) and of each server (flightd: VmHWM of a server started for the run; MinIO: peak VmRSS "
+      "process (VmHWM after the timed steps, before the resume test; DataLoader workers: the largest worker's VmHWM) and of each server (flightd: VmHWM of a server started for the run; MinIO: peak VmRSS "
       f"sampled every 50 ms during the run); **W1 = W2**: the first {res['ids_steps']} global batches at world "
       "size 1 against the union of two ranks' batches (two concurrent processes with RANK/WORLD_SIZE, B/2 "
       "each), compared by sample id.\n")
@@ -147,6 +148,8 @@ def write(res, out):
             if r["workers_rss"]:
                 rss += f" (+ workers ≤ {mib(r['workers_rss'])} each)"
             failed = f" ({r['failed_runs']} runs failed)" if r["failed_runs"] else ""
+            if r["short_values"]:
+                failed += f" ⚠ {r['short_values']:,} values arrived short (trailing NUL bytes lost), padded back"
             p(f"| {r['title']}{failed} | {fmt(r['sps'])} | {fmt(r['mbps'], digits=1)} | {ratio} | "
               f"{secs(r['ttfb'])} | {resume} | {rss} | {srv} | {ident(r['identity'])} |")
         for r in limit_rows(res, wname):

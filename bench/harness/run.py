@@ -32,12 +32,12 @@ from harness import venv  # noqa: E402
 SCALES = {
     "quick": dict(small_rows=(200_000, 800_000), large_rows=(1_500, 1_500), runs=3,
                   small=dict(warmup=20, measure=2_000), large=dict(warmup=3, measure=40),
-                  max_secs=4, min_steps=10, ceiling_batches=dict(small=5_000, large=150), iperf_s=2, timeout=240),
+                  max_secs=2, min_steps=10, ceiling_batches=dict(small=5_000, large=150), iperf_s=1, timeout=240,
+                  ids_steps=10),
     "full": dict(small_rows=(1_000_000, 4_000_000), large_rows=(10_485, 10_485), runs=5,
                  small=dict(warmup=50, measure=20_000), large=dict(warmup=10, measure=300),
-                 max_secs=60, min_steps=50, ceiling_batches=dict(small=20_000, large=500), iperf_s=5, timeout=1800),
+                 ids_steps=20, max_secs=60, min_steps=50, ceiling_batches=dict(small=20_000, large=500), iperf_s=5, timeout=1800),
 }
-IDS_STEPS = 20
 RESUME_STEP = 100_000
 
 
@@ -133,7 +133,7 @@ def collect(h, proc, what):
 def one_run(h, ld, wl, params):
     sc = h.scale[wl.name]
     spec = {"loader": ld.name, "workload": wl.spec(), "params": params, "mode": "run",
-            "ids_steps": IDS_STEPS, "warmup": sc["warmup"], "measure": sc["measure"], "resume_step": RESUME_STEP,
+            "ids_steps": h.scale["ids_steps"], "warmup": sc["warmup"], "measure": sc["measure"], "resume_step": RESUME_STEP,
             "max_secs": h.scale["max_secs"], "min_steps": h.scale["min_steps"]}
     from harness.servers import RSSSampler
 
@@ -162,7 +162,7 @@ def identity(h, ld, wl, params, w1_ids):
         procs = []
         for rank in range(2):
             spec = {"loader": ld.name, "workload": wl.spec(), "params": {**params, **served.params},
-                    "mode": "ids", "rank": rank, "world": 2, "ids_steps": IDS_STEPS}
+                    "mode": "ids", "rank": rank, "world": 2, "ids_steps": h.scale["ids_steps"]}
             env = {"RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank), "LOCAL_WORLD_SIZE": "2",
                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
             procs.append(spawn_worker(h, spec, env))
@@ -171,14 +171,15 @@ def identity(h, ld, wl, params, w1_ids):
     if errs:
         return {"identical": None, "error": "; ".join(errs)}
     same_set = same_order = 0
-    for s in range(IDS_STEPS):
+    n = h.scale["ids_steps"]
+    for s in range(n):
         union = ranks[0]["ids"][s] + ranks[1]["ids"][s]
         if sorted(union) == sorted(w1_ids[s]):
             same_set += 1
         interleaved = [x for pair in zip(ranks[0]["ids"][s], ranks[1]["ids"][s]) for x in pair]
         if interleaved == w1_ids[s]:
             same_order += 1
-    return {"identical": same_set == IDS_STEPS, "steps": IDS_STEPS, "steps_same_samples": same_set,
+    return {"identical": same_set == n, "steps": n, "steps_same_samples": same_set,
             "steps_same_order": same_order}
 
 
@@ -230,7 +231,7 @@ def main():
             except Exception as e:  # noqa: BLE001
                 h.minio_error = f"MinIO did not start: {e}"
     results = {"mode": mode, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
-               "versions": versions(), "runs": runs, "resume_step": RESUME_STEP, "ids_steps": IDS_STEPS,
+               "versions": versions(), "runs": runs, "resume_step": RESUME_STEP, "ids_steps": h.scale["ids_steps"],
                "scale": h.scale, "workloads": {}, "loaders": {}}
     for ld in loaders:
         results["loaders"][ld.name] = {"title": ld.title, "how": ld.how, "package": ld.package}

@@ -10,13 +10,29 @@ Prints one line "RESULT {json}".
 
 import json
 import os
-import resource
 import sys
 import time
 import traceback
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def hwm(pid):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def children_hwm():
+    """Peak RSS of each live child (DataLoader workers), largest."""
+    import psutil
+
+    return max((hwm(c.pid) or 0 for c in psutil.Process().children(recursive=True)), default=0)
 
 
 def data_bytes(batch, columns):
@@ -56,9 +72,11 @@ def main():
     except BaseException as e:  # noqa: BLE001 — reported, not hidden
         out["error"] = f"{type(e).__name__}: {e}"
         out["traceback"] = traceback.format_exc()[-4000:]
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    out["trainer_rss"] = ru.ru_maxrss * 1024
-    out["workers_rss_max"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec from the
+    # parent (the harness), VmHWM is this process's own peak.
+    out["trainer_rss"] = hwm("self")
+    from .loaders.base import SHORT_VALUES
+    out["short_values"] = SHORT_VALUES[0]
     print("RESULT " + json.dumps(out), flush=True)
     sys.stdout.flush()
     os._exit(0)  # do not wait for loader threads or worker pools
@@ -74,30 +92,39 @@ def measure(loader, params, wl, spec):
     ids = [first["id"].tolist()]
     while len(ids) < spec["ids_steps"]:
         ids.append(next(it)["id"].tolist())
-    for _ in range(spec["warmup"]):
-        next(it)
+    tw = time.perf_counter()
+    for i in range(spec["warmup"]):
+        if next(it, None) is None:
+            break
+        if i >= 2 and time.perf_counter() - tw > spec["max_secs"] / 2:
+            break
     samples = nbytes = steps = 0
     t1 = time.perf_counter()
     # A fixed number of steps, cut short after max_secs (at least min_steps)
     # so that a slow loader does not hold up quick mode; the steps timed are reported.
     while steps < spec["measure"]:
-        b = next(it)
+        b = next(it, None)
+        if b is None:  # the loader ended (an iterable dataset's epoch)
+            break
         steps += 1
         samples += b["id"].shape[0]
         nbytes += data_bytes(b, wl.columns)
         if steps >= spec["min_steps"] and time.perf_counter() - t1 > spec["max_secs"]:
             break
     secs = time.perf_counter() - t1
+    if steps == 0:
+        raise RuntimeError("the loader ended before the timed steps")
     out = {"first_batch_s": ttfb, "samples": samples, "bytes": nbytes, "secs": secs, "steps": steps,
            "samples_per_s": samples / secs, "mb_per_s": nbytes / 1e6 / secs, "ids": ids,
-           "rss_after_throughput": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+           "rss_after_throughput": hwm("self"), "workers_rss_max": children_hwm()}
     state = loader.checkpoint(it)
-    del it, b
+    del it
     try:
         t2 = time.perf_counter()
         r = loader.resume(params, wl, spec["resume_step"], state)
         if r.kind == "extrapolated":
-            out["resume"] = {"kind": r.kind, "secs": spec["resume_step"] / r.rate, "rate_steps_per_s": r.rate,
+            rate = r.rate or steps / secs  # None: the loader's own measured step rate
+            out["resume"] = {"kind": r.kind, "secs": spec["resume_step"] / rate, "rate_steps_per_s": rate,
                              "note": r.note}
         else:
             b = next(r.iterator)

@@ -81,16 +81,26 @@ class Loader:
         return None
 
 
+# Values that reached the trainer shorter than they were written (seen with
+# Hugging Face datasets' torch format, which drops trailing NUL bytes of
+# binary values): counted, reported, and padded back with zeros.
+SHORT_VALUES = [0]
+IMAGE_BYTES = 100 << 10
+
+
 def images_tensor(values):
-    """A list of bytes-like values (or uint8 numpy arrays) of one size → one
-    uint8 tensor [n, size]: one copy, the same for every loader."""
+    """A list of bytes-like values (or uint8 numpy arrays) of IMAGE_BYTES →
+    one uint8 tensor [n, IMAGE_BYTES]: one copy, the same for every loader."""
     import numpy as np
     import torch
 
-    if not values:
-        return torch.empty((0, 0), dtype=torch.uint8)
-    arrs = [np.frombuffer(v, dtype=np.uint8) if not isinstance(v, np.ndarray) else v for v in values]
-    return torch.from_numpy(np.stack(arrs))
+    out = np.zeros((len(values), IMAGE_BYTES), dtype=np.uint8)
+    for i, v in enumerate(values):
+        a = v if isinstance(v, np.ndarray) else np.frombuffer(v, dtype=np.uint8)
+        if a.shape[0] != IMAGE_BYTES:
+            SHORT_VALUES[0] += 1
+        out[i, :a.shape[0]] = a
+    return torch.from_numpy(out)
 
 
 def collate_large(samples):
