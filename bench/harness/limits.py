@@ -18,10 +18,10 @@ def iperf3(seconds):
             c = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-J"],
                                capture_output=True, text=True, timeout=seconds + 30)
             rep = json.loads(c.stdout or "{}")
-            if c.returncode == 0 and "end" in rep:
-                end = rep["end"]
-                bps = (end.get("sum_received") or end.get("sum_sent") or end["sum"])["bits_per_second"]
-                return {"mb_per_s": bps / 8 / 1e6, "secs": seconds}
+            end = rep.get("end") or {}
+            sums = end.get("sum_received") or end.get("sum_sent") or end.get("sum")
+            if c.returncode == 0 and sums:
+                return {"mb_per_s": sums["bits_per_second"] / 8 / 1e6, "secs": seconds}
             if "error" in rep and "connect" in rep["error"] and attempt < 49:
                 import time
                 time.sleep(0.1)

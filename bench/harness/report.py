@@ -72,7 +72,9 @@ def limit_rows(res, wname):
     for k, runs in lim.items():
         good = [r for r in runs if "error" not in r]
         out.append({"name": names[k], "key": k, "sps": med(good, "rows_per_s") if k != "iperf3" else None,
-                    "mbps": med(good, "mb_per_s"), "error": next((r["error"] for r in runs if "error" in r), None)})
+                    "mbps": med(good, "mb_per_s"),
+                    "error": None if good else next((r["error"] for r in runs if "error" in r), "no run"),
+                    "failed": len(runs) - len(good)})
     return out
 
 
@@ -156,7 +158,8 @@ def write(res, out):
             if r["error"]:
                 p(f"| limit: {r['name']} | **failed** | | | | | | | {r['error'][:200]} |")
                 continue
-            p(f"| limit: {r['name']} | {fmt(r['sps'])} | {fmt(r['mbps'], digits=0)} | | | | | | |")
+            failed = f" ({r['failed']} runs failed)" if r["failed"] else ""
+            p(f"| limit: {r['name']}{failed} | {fmt(r['sps'])} | {fmt(r['mbps'], digits=0)} | | | | | | |")
         p("")
         notes = [f"- {res['loaders'][r['name']]['title']}: {res['loaders'][r['name']]['how']}." for r in rows]
         p("How each loader is used:\n")
