@@ -48,11 +48,12 @@
 // window of about buffer_rows rows spanning several blocks, so that a block
 // is read about once per epoch. Blocks are also the unit this engine reads
 // and caches, so their size decides both the shuffle's locality and the
-// cost of reading: a row group whose projected columns hold at most
-// 1.25 MiB (uncompressed Parquet bytes) is one block; a larger one is cut
-// into ⌈bytes/1 MiB⌉ blocks at the page boundaries (Parquet offset index)
-// of its widest column nearest to an even split, so that reading a block
-// decodes only its own pages. Small blocks make a resumed run's first
+// cost of reading. The target size of a block is 1,024 rows' worth of the
+// projected columns (uncompressed Parquet bytes), but at least 1 MiB and at
+// most 8 MiB: a row group up to 5/4 of the target is one block; a larger
+// one is cut into ⌈bytes/target⌉ blocks at the page boundaries (Parquet
+// offset index) of its widest column nearest to an even split, so that
+// reading a block decodes only its own pages. Small blocks make a resumed run's first
 // batch cheap (it needs rows of a few blocks per component: 4 blocks of
 // 1 MiB instead of 4 whole 9 MiB row groups for the small-row benchmark,
 // ~45 ms instead of ~250 ms from a cold cache) and keep decoding in step
@@ -60,9 +61,13 @@
 // so a block does not re-decode the whole pages of narrow columns around
 // it. (With 8 MiB blocks and 1 MiB pages an epoch of the small-row mix ran
 // at 533-553k samples/s; with 1 MiB blocks and 128 KiB pages, 647k.) Files
-// written with large pages come out in fewer, larger blocks. 100 KiB images
-// in 128 MiB row groups thus come out in blocks of about 1 MiB and not in
-// whole row groups, provided the pages are that small (see "Wide rows"). The sampler splits blocks longer than
+// written with large pages come out in fewer, larger blocks. Wide rows get
+// larger blocks (100 KiB images: 8 MiB, 80 rows) because every block is a
+// read, an S3 request each, and 1 MiB blocks of 10 images cut the
+// large-row mix from MinIO to a third; the price is a slower first batch
+// on resume for wide rows. 100 KiB images in 128 MiB row groups thus come
+// out in blocks of about 8 MiB and not in whole row groups, provided the
+// pages are that small (see "Wide rows"). The sampler splits blocks longer than
 // the window and clumps runs of tiny ones into its shuffle units, so a
 // table of a few thousand rows in one row group still comes out shuffled.
 // The block sizes are in the record: resuming never recomputes them, and

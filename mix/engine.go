@@ -89,8 +89,9 @@ type Engine struct {
 	scratch *scratchPool // Parquet page buffers and batch buffers, recycled
 	blocks  *scratchPool // value buffers of wide binary columns of blocks, recycled
 	footers footerCache
-	// blockBytes and windowBytes are the layout constants; tests shrink them.
-	blockBytes, windowBytes int64
+	// blockBytes, maxBlockBytes and windowBytes are the layout constants;
+	// tests shrink them.
+	blockBytes, maxBlockBytes, windowBytes int64
 
 	runs struct {
 		sync.Mutex
@@ -123,7 +124,7 @@ func New(ts *tables.Store, opts Options) (*Engine, error) {
 	e.scratch = newScratchPool(e.mem, scratchBytes)
 	e.blocks = newScratchPool(e.mem, scratchBytes)
 	e.blocks.granule = 1 << 20
-	e.blockBytes, e.windowBytes = blockBytes, windowBytes
+	e.blockBytes, e.maxBlockBytes, e.windowBytes = blockBytes, maxBlockBytes, windowBytes
 	e.footers.max = opts.FooterCacheEntries
 	e.runs.m = make(map[RunID]*Run)
 	return e, nil

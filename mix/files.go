@@ -23,11 +23,17 @@ import (
 // and so its run id: changing one changes the id of every new run (old
 // runs keep the blocks their records name).
 const (
-	// blockBytes is the target size of a block: the projected columns'
-	// uncompressed Parquet bytes. A row group up to 5/4 of it is one
-	// block; a larger one is cut at page boundaries of its widest column
-	// into about ⌈bytes/blockBytes⌉ blocks (see doc.go, "Blocks").
-	blockBytes = 1 << 20
+	// blockBytes and maxBlockBytes bound the target size of a block (the
+	// projected columns' uncompressed Parquet bytes): blockRows rows, but
+	// at least blockBytes and at most maxBlockBytes. A row group up to 5/4
+	// of the target is one block; a larger one is cut at page boundaries
+	// of its widest column into about ⌈bytes/target⌉ blocks (see doc.go,
+	// "Blocks"). Small blocks make a resumed run's first batch cheap; the
+	// row floor and the byte cap keep the number of reads (S3 requests)
+	// per epoch low for wide rows.
+	blockBytes    = 1 << 20
+	maxBlockBytes = 8 << 20
+	blockRows     = 1024
 	// windowBytes bounds the default shuffle window: buffer_rows is
 	// sampler.DefaultBufferRows rows, or fewer so that a window of the
 	// component with the widest rows holds about this many bytes (and at
@@ -42,8 +48,9 @@ const readBufferBytes = 256 << 10
 
 // dataFile is an open data file.
 type dataFile struct {
-	r  bucket.Reader
-	pf *file.Reader
+	r     bucket.Reader
+	pf    *file.Reader
+	props *parquet.ReaderProperties // read when a column's page stream is made
 }
 
 func (f *dataFile) Close() error { return f.r.Close() }
@@ -70,7 +77,7 @@ func (e *Engine) openFile(ctx context.Context, key string) (*dataFile, error) {
 	if md == nil {
 		e.footers.put(key, pf.MetaData())
 	}
-	return &dataFile{r: r, pf: pf}, nil
+	return &dataFile{r: r, pf: pf, props: props}, nil
 }
 
 // fileKey is the bucket key of data file fi of v.
@@ -134,9 +141,16 @@ func (e *Engine) fileLayout(ctx context.Context, v *tables.Version, fi int, proj
 				}
 			}
 		}
-		blocks = append(blocks, cutRowGroup(rows, bytes, starts, e.blockBytes)...)
+		blocks = append(blocks, cutRowGroup(rows, bytes, starts, e.blockTarget(rows, bytes))...)
 	}
 	return blocks, total, nil
+}
+
+// blockTarget is the block size for a row group of rows rows and bytes
+// bytes: blockRows rows' worth, within [blockBytes, maxBlockBytes].
+func (e *Engine) blockTarget(rows, bytes int64) int64 {
+	perRow := max(1, bytes/max(1, rows))
+	return min(max(perRow*blockRows, e.blockBytes), max(e.maxBlockBytes, e.blockBytes))
 }
 
 // cutRowGroup cuts a row group of rows rows and bytes bytes into blocks of
@@ -189,6 +203,7 @@ func (e *Engine) readBlock(ctx context.Context, v *tables.Version, b blockRef, d
 	}
 	defer f.Close()
 	md := f.pf.MetaData()
+	f.props.BufferSize = blockReadSize(md, b, data)
 	cols := make([]arrow.Array, data.NumFields())
 	defer func() {
 		for _, c := range cols {
@@ -227,6 +242,23 @@ func (e *Engine) readBlock(ctx context.Context, v *tables.Version, b blockRef, d
 		return nil, err
 	}
 	return array.NewRecordBatch(data, cols, b.Rows), nil
+}
+
+// blockReadSize is the read size of block b's page streams: about the
+// block's share of its widest column chunk (compressed), at least
+// readBufferBytes and at most maxBlockBytes. Pages are small (128 KiB), so
+// a fixed small buffer would fetch a wide block in many small reads, one
+// S3 request each.
+func blockReadSize(md *metadata.FileMetaData, b blockRef, data *arrow.Schema) int64 {
+	rg := md.RowGroup(b.RowGroup)
+	var widest int64
+	for _, c := range tables.LeafColumns(md, data) {
+		if cc, err := rg.ColumnChunk(c); err == nil {
+			widest = max(widest, cc.TotalCompressedSize())
+		}
+	}
+	share := widest * b.Rows / max(1, rg.NumRows())
+	return min(max(share, readBufferBytes), maxBlockBytes)
 }
 
 // readRecords reads block b's rows of the columns of data through pqarrow.

@@ -72,16 +72,16 @@ func TestWideRows(t *testing.T) {
 	t.Parallel()
 	cb := &countingBucket{Bucket: newFS(t)}
 	en := newEnv(t, cb, envOpts{rowGroupRows: 4096})
-	en.e.blockBytes, en.e.windowBytes = 1<<20, 1<<20
+	en.e.blockBytes, en.e.maxBlockBytes, en.e.windowBytes = 1<<20, 1<<20, 1<<20
 	en.project("p")
 	en.appendRows("p", "main", "wide", 0, 8192, 8192, 2048)
 	ctx := context.Background()
 	run, err := en.e.Resolve(ctx, &Recipe{Seed: 1, BatchSize: 32, Components: []Component{{Project: "p", Table: "wide", Weight: 1}}})
 	require.NoError(t, err)
 	rec := run.Record()
-	// 2 KiB values are written in pages of about 1 MiB (tables sizes the
-	// writer's batch by row width), so blocks are pages: at most ~1 MiB of
-	// rows each, cut within each 4096-row row group.
+	// 2 KiB values are written in pages of about 128 KiB (tables sizes the
+	// writer's batch by row width), so blocks are cut at page starts: at
+	// most ~1 MiB of rows each, within each 4096-row row group.
 	blocks := rec.Components[0].Blocks
 	var total, inGroup int64
 	for _, n := range blocks {
