@@ -41,6 +41,15 @@ sys.path.insert(0, str(REPO / "python" / "tests"))
 from conftest import MinIO, Flightd, find_binary, fs_store  # noqa: E402  (the tests' process helpers)
 
 
+def large_table(first: int, n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    size = 100 << 10
+    values = rng.integers(0, 256, n * size, dtype=np.uint8)
+    offsets = pa.array(np.arange(0, (n + 1) * size, size, dtype=np.int32))
+    images = pa.BinaryArray.from_buffers(pa.binary(), n, [None, offsets.buffers()[1], pa.py_buffer(values)])
+    return pa.table({"id": np.arange(first, first + n, dtype=np.int64), "image": images})
+
+
 def small_table(first: int, n: int, seed: int) -> pa.Table:
     rng = np.random.default_rng(seed)
     ids = np.arange(first, first + n, dtype=np.int64)
@@ -62,7 +71,8 @@ def python_round(recipe: weft.Recipe, run: str, steps: int, prefetch: int) -> di
         if first is None:
             first = time.perf_counter() - t0
         samples += len(batch["_row"])
-        nbytes += sum(v.numel() * v.element_size() for v in batch.values() if isinstance(v, torch.Tensor))
+        nbytes += sum(v.numel() * v.element_size() if isinstance(v, torch.Tensor) else sum(map(len, v))
+                      for v in batch.values())
     secs, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     loader.close()
     assert loader.next_step == steps, (loader.next_step, steps)
@@ -96,14 +106,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flightd", default=str(REPO / "bin" / "flightd"))
     ap.add_argument("--weftbench", default=str(REPO / "bin" / "weftbench"))
-    ap.add_argument("--rows", default="1000000,4000000", help="rows of small_a,small_b")
-    ap.add_argument("--steps", type=int, default=8000, help="steps of B = 256 read per round")
+    ap.add_argument("--workload", choices=["small", "large"], default="small",
+                    help="small: 144 B rows, B = 256; large: 100 KiB binary rows, B = 64")
+    ap.add_argument("--rows", help="rows of the two tables (default 1000000,4000000 small; 1500,1500 large)")
+    ap.add_argument("--steps", type=int, help="steps read per round (default 8000 small, 300 large)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--prefetch", type=int, default=4)
     ap.add_argument("--store", choices=["fs", "minio"], default="fs")
     ap.add_argument("--out", help="write the results as Markdown here")
     args = ap.parse_args()
-    rows = [int(x) for x in args.rows.split(",")]
+    large = args.workload == "large"
+    rows = [int(x) for x in (args.rows or ("1500,1500" if large else "1000000,4000000")).split(",")]
+    args.steps = args.steps or (300 if large else 8000)
+    batch = 64 if large else 256
+    make, chunk = (large_table, 500) if large else (small_table, 1_000_000)
 
     work = Path(tempfile.mkdtemp(prefix="weft-pyclient-"))
     minio = None
@@ -116,19 +132,20 @@ def main() -> int:
                 sys.exit("minio not found: run `make tools`")
             minio = MinIO(binary, work)
             store = minio.store(minio.new_bucket())
-        server = Flightd(args.flightd, store, work).start()
+        server = Flightd(args.flightd, store, work, ["--row-group-size", "8MiB"] if large else []).start()
         log(f"flightd on {server.addr}, {args.store} store")
         client = weft.Client(server.location)
         br = client.create_project("bench").branch("main")
-        for name, n, seed in (("small_a", rows[0], 1), ("small_b", rows[1], 2)):
+        names = [f"{args.workload}_a", f"{args.workload}_b"]
+        for name, n, seed in ((names[0], rows[0], 1), (names[1], rows[1], 2)):
             t0 = time.perf_counter()
-            for first in range(0, n, 1_000_000):
-                br.table(name).append(small_table(first, min(1_000_000, n - first), seed * 1000 + first))
+            for first in range(0, n, chunk):
+                br.table(name).append(make(first, min(chunk, n - first), seed * 1000 + first))
             log(f"wrote {name}: {n:,} rows in {time.perf_counter() - t0:.1f}s")
-        recipe = weft.Recipe(seed=2048, batch_size=256, steps=args.steps, components=[
-            weft.Component(br.table("small_a"), weight=0.3), weft.Component(br.table("small_b"), weight=0.7)])
+        recipe = weft.Recipe(seed=2048, batch_size=batch, steps=args.steps, components=[
+            weft.Component(br.table(names[0]), weight=0.3), weft.Component(br.table(names[1]), weight=0.7)])
         run = weft.TrainLoader(recipe).run_id
-        log(f"run {run[:16]}…, {args.steps} steps of 256; warming the server's cache with one Go pass")
+        log(f"run {run[:16]}…, {args.steps} steps of {batch}; warming the server's cache with one Go pass")
         go_round(args.weftbench, server.addr, run, args.steps)
 
         go, py = [], []
@@ -162,8 +179,10 @@ def main() -> int:
                 f"Written by `bench/pyclient.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; machine: {machine}; "
                 f"torch {torch.__version__}, pyarrow {pa.__version__}.",
                 "",
-                f"Small-row mix of issue 5 (`small_a` {rows[0]:,} + `small_b` {rows[1]:,} rows of id int64, features "
-                f"float32[32], label int64; 0.3/0.7, B = 256, W = 1) served by one `flightd` on the {args.store} store, "
+                (f"Small-row mix of issue 5 (`small_a` {rows[0]:,} + `small_b` {rows[1]:,} rows of id int64, features "
+                 f"float32[32], label int64; 0.3/0.7, B = 256, W = 1)" if not large else
+                 f"Large-row mix (`large_a` {rows[0]:,} + `large_b` {rows[1]:,} rows of id int64, image binary of "
+                 f"100 KiB; 8 MiB row groups; 0.3/0.7, B = 64, W = 1; images as Python lists of bytes)") + " served by one `flightd` on the {args.store} store, "
                 f"{args.steps:,} steps ({args.steps * 256:,} samples) per round, {args.rounds} rounds alternating Go and Python "
                 "after one warm-up pass (every block cached in the server). The Go client and the Python client read "
                 "the same run id from the same server. The Python figure is to torch tensors (one copy out of Arrow, "
