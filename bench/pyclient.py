@@ -182,8 +182,8 @@ def main() -> int:
                 (f"Small-row mix of issue 5 (`small_a` {rows[0]:,} + `small_b` {rows[1]:,} rows of id int64, features "
                  f"float32[32], label int64; 0.3/0.7, B = 256, W = 1)" if not large else
                  f"Large-row mix (`large_a` {rows[0]:,} + `large_b` {rows[1]:,} rows of id int64, image binary of "
-                 f"100 KiB; 8 MiB row groups; 0.3/0.7, B = 64, W = 1; images as Python lists of bytes)") + " served by one `flightd` on the {args.store} store, "
-                f"{args.steps:,} steps ({args.steps * 256:,} samples) per round, {args.rounds} rounds alternating Go and Python "
+                 f"100 KiB; 8 MiB row groups; 0.3/0.7, B = 64, W = 1; images as Python lists of bytes)") + f" served by one `flightd` on the {args.store} store, "
+                f"{args.steps:,} steps ({args.steps * batch:,} samples) per round, {args.rounds} rounds alternating Go and Python "
                 "after one warm-up pass (every block cached in the server). The Go client and the Python client read "
                 "the same run id from the same server. The Python figure is to torch tensors (one copy out of Arrow, "
                 "`_component` and `_row` included) in the trainer process.",
