@@ -13,7 +13,7 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 40m
 # stay visible) with the pinned test requirements.
 PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
-PYTEST_FLAGS ?= -v
+PYTEST_FLAGS ?= -v -rs
 
 .PHONY: all build test test-go test-python vet tools bench bench-flight bench-mix bench-python flightd demo venv clean
 
