@@ -15,7 +15,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 PYTEST_FLAGS ?= -v -rs
 
-.PHONY: all build test test-go test-python vet tools bench bench-flight bench-mix bench-python flightd demo venv clean
+.PHONY: all build test test-go test-python vet tools bench bench-full bench-storage bench-flight bench-mix bench-python flightd demo venv clean
 
 all: build
 
