@@ -257,6 +257,12 @@ def test_resume_from_saved_state_on_other_world_after_commit(robots, tmp_path):
     other = recipe(robots, batch=20, steps=40, weights=(0.5, 0.5))
     with pytest.raises(weft.InvalidArgument, match="weights"):
         weft.TrainLoader(other).load_state_dict(state)
+    with pytest.raises(weft.InvalidArgument, match="seed 7 \\(run: 2048\\)"):
+        weft.TrainLoader(recipe(robots, seed=7, batch=20, steps=40)).load_state_dict(state)
+    swapped = weft.Recipe(seed=2048, batch_size=20, steps=40, components=[
+        weft.Component(robots.table("b"), weight=0.3), weft.Component(robots.table("a"), weight=0.7)])
+    with pytest.raises(weft.InvalidArgument, match="component 0 is p/main/b \\(run: p/main/a\\)"):
+        weft.TrainLoader(swapped).load_state_dict(state)
     same_ratio = recipe(robots, batch=20, steps=40, weights=(3, 7))
     weft.TrainLoader(same_ratio).load_state_dict(state)  # 3/7 is 0.3/0.7
 
