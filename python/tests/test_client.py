@@ -255,8 +255,11 @@ def test_resume_from_saved_state_on_other_world_after_commit(robots, tmp_path):
             assert rest == [ref[s][rank::w] for s in range(7, 40)], (w, rank)
 
     other = recipe(robots, batch=20, steps=40, weights=(0.5, 0.5))
+    mismatched = weft.TrainLoader(other)
+    own_run = mismatched.run_id
     with pytest.raises(weft.InvalidArgument, match="weights"):
-        weft.TrainLoader(other).load_state_dict(state)
+        mismatched.load_state_dict(state)
+    assert mismatched.run_id == own_run and mismatched.next_step == 0, "a rejected state changes nothing"
     with pytest.raises(weft.InvalidArgument, match="seed 7 \\(run: 2048\\)"):
         weft.TrainLoader(recipe(robots, seed=7, batch=20, steps=40)).load_state_dict(state)
     swapped = weft.Recipe(seed=2048, batch_size=20, steps=40, components=[

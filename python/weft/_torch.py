@@ -230,11 +230,16 @@ class TrainLoader:
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             raise InvalidArgument(f"load_state_dict: step {step!r} must be an integer ≥ 0")
         self._stop_active()
+        before = (self._run, self._record, self._info, self._next)
         self._run, self._record, self._info = str(state["run"]), None, None
+        try:
+            self._plan(0)  # checks the run exists and matches the recipe
+            if step > self.steps:
+                raise InvalidArgument(f"load_state_dict: step {step} is past the run's last step ({self.steps})")
+        except BaseException:
+            self._run, self._record, self._info, self._next = before  # the loader stays as it was
+            raise
         self._next = step
-        self._plan(0)  # checks the run exists and matches the recipe
-        if step > self.steps:
-            raise InvalidArgument(f"load_state_dict: step {step} is past the run's last step ({self.steps})")
 
     # ------------------------------------------------------------ iteration
 
