@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import cache
+
 ID_OFFSET = 1_000_000_000
 IMAGE_BYTES = 100 << 10
 FORMAT = 1  # bump to regenerate every cached data set
@@ -71,13 +73,23 @@ def parquet_paths(root, wl):
     return [d / "a.parquet", d / "b.parquet"]
 
 
+def key(wl):
+    """The cache key of a workload's Parquet files: the spec, this file's
+    source (the generator and writer) and the pyarrow/numpy versions."""
+    return {"spec": wl.spec(), "producer": cache.sources_sha256([Path(__file__)]),
+            "pyarrow": pa.__version__, "numpy": np.__version__}
+
+
 def ensure_parquet(root, wl, log):
-    """Write the workload's two Parquet files unless they exist for this spec."""
+    """Write the workload's two Parquet files unless they exist for this key."""
     d = Path(root) / wl.name
     stamp = d / "spec.json"
-    if stamp.exists() and json.loads(stamp.read_text()) == wl.spec():
+    k = key(wl)
+    if cache.fresh(stamp, k) and all(p.exists() for p in parquet_paths(root, wl)):
         log(f"data {wl.name}: cached in {d}")
         return parquet_paths(root, wl)
+    if stamp.exists():
+        log(f"data {wl.name}: regenerating ({cache.changed(stamp, k)} changed)")
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     group = 65536 if wl.name == "small" else 64
@@ -88,7 +100,7 @@ def ensure_parquet(root, wl, log):
                 w.write_batch(rb, row_group_size=group)
         log(f"data {wl.name}: wrote {path.name} ({wl.rows[t]:,} rows, {path.stat().st_size / 1e6:.0f} MB) "
             f"in {time.monotonic() - t0:.1f}s")
-    stamp.write_text(json.dumps(wl.spec()))
+    cache.record(stamp, k)
     return parquet_paths(root, wl)
 
 

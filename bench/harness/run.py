@@ -11,6 +11,7 @@ OUT/results.md and OUT/*.png.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -45,10 +46,43 @@ def log(msg):
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+class Phases:
+    """Wall seconds per phase of one harness run (results.json "phases"),
+    printed as a summary at the end."""
+
+    def __init__(self):
+        self.secs = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name):
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            self.add(name, time.monotonic() - t0)
+
+    def add(self, name, secs):
+        self.secs[name] = self.secs.get(name, 0.0) + secs
+
+    def summary(self, total):
+        lines = [f"phase timing (wall s; total {total:.1f} s):"]
+        groups = {}
+        for k, v in self.secs.items():
+            groups[k.split(":")[0]] = groups.get(k.split(":")[0], 0.0) + v
+        for g, v in sorted(groups.items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {g:<28} {v:7.1f}  ({100 * v / max(total, 1e-9):4.1f} %)")
+            for k, kv in sorted(self.secs.items(), key=lambda kv: -kv[1]):
+                if k.split(":")[0] == g and k != g:
+                    lines.append(f"      {k.split(':', 1)[1]:<36} {kv:7.1f}")
+        lines.append(f"  {'(unaccounted)':<28} {total - sum(self.secs.values()):7.1f}")
+        return "\n".join(lines)
+
+
 class Harness:
     def __init__(self, args):
         self.args = args
-        self.scale = SCALES["quick" if args.quick else "full"]
+        self.mode = "quick" if args.quick else "full"
+        self.scale = SCALES[self.mode]
         self.work = REPO / "bench" / "work"
         self.data_dir = self.work / "data"
         self.out = Path(args.out).resolve()
@@ -58,12 +92,16 @@ class Harness:
         self.minio_error = None
         self.flightd_runs = 0
         self.log = log
+        self.repo = REPO
+        self.phase = Phases()
 
     def base_env(self):
         return {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
 
 
 def build(h):
+    """go build of flightd and weftbench (Go's build cache makes this a
+    no-op link check, ~0.3 s each, when nothing changed)."""
     log("building bin/flightd and weftbench")
     subprocess.run(["go", "build", "-o", h.flightd_bin, "./cmd/flightd"], cwd=REPO, check=True)
     subprocess.run(["go", "build", "-o", h.weftbench_bin, "./bench/cmd/weftbench"], cwd=REPO, check=True)
@@ -109,8 +147,10 @@ def minio_binary():
 
 def spawn_worker(h, spec, env_extra=None):
     env = dict(os.environ, PYTHONPATH=str(HERE.parent), **(env_extra or {}))
-    return subprocess.Popen([sys.executable, "-m", "harness.worker", json.dumps(spec)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "harness.worker", json.dumps(spec)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, cwd=str(REPO))
+    proc.spawned_at = time.time()
+    return proc
 
 
 def collect(h, proc, what):
@@ -120,9 +160,14 @@ def collect(h, proc, what):
         proc.kill()
         out, err = proc.communicate()
         return {"error": f"timed out after {h.scale['timeout']}s", "stderr": err[-3000:]}
+    wall = time.time() - proc.spawned_at
     for line in reversed(out.splitlines()):
         if line.startswith("RESULT "):
             res = json.loads(line[7:])
+            t = res.setdefault("timing", {})
+            t["process_s"] = wall
+            if "main_at" in t:  # interpreter start + imports, before the loader is opened
+                t["startup_s"] = t.pop("main_at") - proc.spawned_at
             if "error" in res:
                 log(f"  {what}: ERROR {res['error']}")
                 res["stderr"] = err[-3000:]
@@ -132,7 +177,7 @@ def collect(h, proc, what):
 
 def one_run(h, ld, wl, params):
     sc = h.scale[wl.name]
-    spec = {"loader": ld.name, "workload": wl.spec(), "params": params, "mode": "run",
+    spec = {"loader": ld.name, "workload": wl.spec(), "params": params, "mode": "run", "scale": h.mode,
             "ids_steps": h.scale["ids_steps"], "warmup": sc["warmup"], "measure": sc["measure"], "resume_step": RESUME_STEP,
             "max_secs": h.scale["max_secs"], "min_steps": h.scale["min_steps"]}
     from harness.servers import RSSSampler
@@ -162,7 +207,7 @@ def identity(h, ld, wl, params, w1_ids):
         procs = []
         for rank in range(2):
             spec = {"loader": ld.name, "workload": wl.spec(), "params": {**params, **served.params},
-                    "mode": "ids", "rank": rank, "world": 2, "ids_steps": h.scale["ids_steps"]}
+                    "mode": "ids", "scale": h.mode, "rank": rank, "world": 2, "ids_steps": h.scale["ids_steps"]}
             env = {"RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank), "LOCAL_WORLD_SIZE": "2",
                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
             procs.append(spawn_worker(h, spec, env))
@@ -180,7 +225,7 @@ def identity(h, ld, wl, params, w1_ids):
         if interleaved == w1_ids[s]:
             same_order += 1
     return {"identical": same_set == n, "steps": n, "steps_same_samples": same_set,
-            "steps_same_order": same_order}
+            "steps_same_order": same_order, "timing": [r.get("timing") for r in ranks]}
 
 
 def summarize(vals):
@@ -203,20 +248,29 @@ def main():
     args = ap.parse_args()
 
     if Path(sys.prefix).resolve() != venv.VENV.resolve():
+        t0 = time.monotonic()
+        created = not venv.up_to_date()
         py = venv.ensure(require_weft=not args.allow_missing_weft)
+        os.environ["WEFT_BENCH_VENV_S"] = f"{time.monotonic() - t0:.3f}"
+        os.environ["WEFT_BENCH_VENV_CREATED"] = "1" if created else "0"
         os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
 
     start = time.monotonic()
     h = Harness(args)
+    ph = h.phase
+    venv_s = float(os.environ.get("WEFT_BENCH_VENV_S", "0"))
+    venv_created = os.environ.get("WEFT_BENCH_VENV_CREATED") == "1"
     h.out.mkdir(parents=True, exist_ok=True)
     runs = args.runs or h.scale["runs"]
     mode = "quick" if args.quick else "full"
     log(f"{mode} mode: {runs} runs per loader; results to {h.out}")
-    build(h)
-    from harness import data, limits, report
-    from harness.loaders import registry
+    with ph("build"):
+        build(h)
+    with ph("imports"):
+        from harness import data, limits, report
+        from harness.loaders import registry
 
-    loaders = registry.all_loaders()
+        loaders = registry.all_loaders()
     if args.only:
         keep = set(args.only.split(","))
         loaders = [ld for ld in loaders if ld.name in keep]
@@ -227,26 +281,33 @@ def main():
         else:
             from harness.servers import MinIO
             try:
-                h.minio = MinIO(mb, h.work / "minio", log)
+                with ph("minio start"):
+                    h.minio = MinIO(mb, h.work / "minio", log)
             except Exception as e:  # noqa: BLE001
                 h.minio_error = f"MinIO did not start: {e}"
+    with ph("versions"):
+        vers = versions()
     results = {"mode": mode, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
-               "versions": versions(), "runs": runs, "resume_step": RESUME_STEP, "ids_steps": h.scale["ids_steps"],
-               "scale": h.scale, "workloads": {}, "loaders": {}}
+               "versions": vers, "runs": runs, "resume_step": RESUME_STEP, "ids_steps": h.scale["ids_steps"],
+               "scale": h.scale, "workloads": {}, "loaders": {},
+               "venv": {"secs": venv_s, "created_or_updated": venv_created}}
     for ld in loaders:
+        ld.configure(mode)
         results["loaders"][ld.name] = {"title": ld.title, "how": ld.how, "package": ld.package}
     try:
         for wname in args.workloads.split(","):
             rows = h.scale[f"{wname}_rows"]
             wl = data.Workload(wname, rows, 256 if wname == "small" else 64)
             wres = results["workloads"][wname] = {"spec": wl.spec(), "loaders": {}, "limits": {}}
-            paths = data.ensure_parquet(h.data_dir, wl, log)
+            with ph(f"data:{wname}"):
+                paths = data.ensure_parquet(h.data_dir, wl, log)
             wres["parquet_bytes"] = sum(p.stat().st_size for p in paths)
             params = {}
             for ld in loaders:
                 t0 = time.monotonic()
                 try:
-                    params[ld.name] = {"parquet": [str(p) for p in paths], **ld.prepare(h, wl)}
+                    with ph(f"prepare:{wname} {ld.name}"):
+                        params[ld.name] = {"parquet": [str(p) for p in paths], **ld.prepare(h, wl)}
                     wres["loaders"][ld.name] = {"runs": [], "prepare_s": time.monotonic() - t0}
                 except Exception as e:  # noqa: BLE001
                     log(f"{ld.name}: prepare failed: {type(e).__name__}: {e}")
@@ -259,7 +320,8 @@ def main():
                                                                                  h.scale["ceiling_batches"][wname])),
                                 ("decode", lambda: limits.decode(h.weftbench_bin, paths))):
                     try:
-                        lim[key].append(fn())
+                        with ph(f"limits:{wname} {key}"):
+                            lim[key].append(fn())
                     except Exception as e:  # noqa: BLE001
                         lim[key].append({"error": f"{type(e).__name__}: {e}"})
                 log(f"{wname} limits round {r + 1}: " + ", ".join(
@@ -269,13 +331,15 @@ def main():
                     lr = wres["loaders"][ld.name]
                     if "error" in lr:
                         continue
-                    res = one_run(h, ld, wl, params[ld.name])
+                    with ph(f"runs:{wname} {ld.name}"):
+                        res = one_run(h, ld, wl, params[ld.name])
                     lr["runs"].append(res)
                     if "error" not in res:
                         rs = res.get("resume", {})
                         log(f"{wname} run {r + 1}/{runs} {ld.name}: {res['samples_per_s']:,.0f} samples/s, "
                             f"{res['mb_per_s']:.1f} MB/s, first batch {res['first_batch_s']:.2f}s, resume "
-                            f"{rs.get('kind')} {rs.get('secs', float('nan')):.3f}s, RSS {res['trainer_rss'] / 2**20:.0f} MiB")
+                            f"{rs.get('kind')} {rs.get('secs', float('nan')):.3f}s, RSS {res['trainer_rss'] / 2**20:.0f} MiB"
+                            f"; process {fmt_timing(res.get('timing'))}")
             for ld in loaders:
                 lr = wres["loaders"][ld.name]
                 good = [r for r in lr["runs"] if "error" not in r]
@@ -283,7 +347,8 @@ def main():
                     if not lr.get("error"):
                         lr["error"] = next((r["error"] for r in lr["runs"]), "no run")
                     continue
-                lr["identity"] = identity(h, ld, wl, params[ld.name], good[0]["ids"])
+                with ph(f"W=2 check:{wname} {ld.name}"):
+                    lr["identity"] = identity(h, ld, wl, params[ld.name], good[0]["ids"])
                 log(f"{wname} {ld.name}: W=1 vs W=2: {lr['identity']}")
                 for r in lr["runs"]:
                     r.pop("ids", None)
@@ -292,10 +357,22 @@ def main():
     finally:
         if h.minio:
             h.minio.stop()
+    with ph("report"):
+        results["wall_s"] = time.monotonic() - start
+        results["phases"] = {k: round(v, 2) for k, v in ph.secs.items()}
+        report.write(results, h.out)
     results["wall_s"] = time.monotonic() - start
+    results["phases"] = {k: round(v, 2) for k, v in ph.secs.items()}
     (h.out / "results.json").write_text(json.dumps(results, indent=1))
-    report.write(results, h.out)
-    log(f"done in {results['wall_s']:.0f}s: {h.out / 'results.md'}")
+    print(ph.summary(results["wall_s"]), flush=True)
+    log(f"done in {results['wall_s']:.0f}s (+ venv check {venv_s:.1f}s{', venv created/updated' if venv_created else ''}): "
+        f"{h.out / 'results.md'}")
+
+
+def fmt_timing(t):
+    if not t:
+        return "?"
+    return " ".join(f"{k[:-2]} {v:.1f}s" for k, v in t.items())
 
 
 if __name__ == "__main__":

@@ -90,13 +90,26 @@ class MinIO:
             time.sleep(0.1)
         log(f"minio: serving {self.endpoint} (pid {self.proc.pid}, data {workdir / 'data'})")
 
-    def make_bucket(self, name):
+    def _fs(self):
         import pyarrow.fs as pafs
 
-        fs = pafs.S3FileSystem(access_key=self.ACCESS, secret_key=self.SECRET, region="us-east-1",
-                               endpoint_override=f"127.0.0.1:{self.port}", scheme="http",
-                               allow_bucket_creation=True)
-        fs.create_dir(name)
+        return pafs.S3FileSystem(access_key=self.ACCESS, secret_key=self.SECRET, region="us-east-1",
+                                 endpoint_override=f"127.0.0.1:{self.port}", scheme="http",
+                                 allow_bucket_creation=True, allow_bucket_deletion=True)
+
+    def make_bucket(self, name):
+        self._fs().create_dir(name)
+
+    def buckets(self):
+        import pyarrow.fs as pafs
+
+        return [i.base_name for i in self._fs().get_file_info(pafs.FileSelector("", recursive=False))]
+
+    def has_bucket(self, name):
+        return name in self.buckets()
+
+    def remove_bucket(self, name):
+        self._fs().delete_dir(name)
 
     def env(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}

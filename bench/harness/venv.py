@@ -63,6 +63,10 @@ def base_packages():
     log(f"{BASE_PYTHON}: torch, torchvision, numpy {check.stdout.strip()}")
 
 
+def up_to_date():
+    return STAMP.exists() and STAMP.read_text() == inputs_key()
+
+
 def ensure(require_weft=True):
     """Make the venv if needed; returns the path of its python."""
     key = inputs_key()

@@ -8,11 +8,14 @@ steps (samples and bytes of the data tensors), then resume at
 Prints one line "RESULT {json}".
 """
 
-import json
-import os
-import sys
 import time
-import traceback
+
+MAIN_AT = time.time()  # wall clock: the parent subtracts its spawn time (interpreter start-up)
+
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -55,20 +58,24 @@ def check(batch, wl):
 
 def main():
     spec = json.loads(sys.argv[1])
+    t_imp = time.perf_counter()
     from .data import Workload
     from .loaders import registry
 
     wl = Workload(spec["workload"]["name"], tuple(spec["workload"]["rows"]), spec["workload"]["batch_size"],
                   tuple(spec["workload"]["weights"]), spec["workload"]["seed"])
     loader = registry.get(spec["loader"])
+    loader.configure(spec.get("scale", "full"))
     params = spec["params"]
-    out = {}
+    out = {"timing": {"main_at": MAIN_AT, "harness_imports_s": time.perf_counter() - t_imp}}
     try:
         if spec["mode"] == "ids":
+            t0 = time.perf_counter()
             it = loader.open(params, wl, spec["rank"], spec["world"], spec["ids_steps"])
             out["ids"] = [next(it)["id"].tolist() for _ in range(spec["ids_steps"])]
+            out["timing"]["ids_s"] = time.perf_counter() - t0
         else:
-            out.update(measure(loader, params, wl, spec))
+            out.update(measure(loader, params, wl, spec, out["timing"]))
     except BaseException as e:  # noqa: BLE001 — reported, not hidden
         out["error"] = f"{type(e).__name__}: {e}"
         out["traceback"] = traceback.format_exc()[-4000:]
@@ -79,11 +86,32 @@ def main():
     out["short_values"] = SHORT_VALUES[0]
     print("RESULT " + json.dumps(out), flush=True)
     sys.stdout.flush()
+    kill_children()  # DataLoader workers would hold our stdout until they notice (up to 5 s)
     os._exit(0)  # do not wait for loader threads or worker pools
 
 
-def measure(loader, params, wl, spec):
-    steps_total = spec["ids_steps"] + spec["warmup"] + spec["measure"] + 2
+def kill_children():
+    """Kill our child processes (DataLoader workers), except
+    multiprocessing's resource tracker: once we are gone it unlinks the
+    shared memory we leave (Streaming's /dev/shm segments); killed, it would
+    leave them, and every later Streaming run slows down scanning them."""
+    import psutil
+
+    for c in psutil.Process().children(recursive=True):
+        try:
+            if "resource_tracker" in " ".join(c.cmdline()):
+                continue
+            c.kill()
+        except psutil.Error:
+            pass
+
+
+def measure(loader, params, wl, spec, timing):
+    # Warm-up: max(warmup, ids_steps) steps from the first batch on; the
+    # first ids_steps of them are recorded (the W=1 global batches for the
+    # W1 = W2 check), the rest are cut short after max_secs / 2.
+    warmup = max(spec["warmup"], spec["ids_steps"])
+    steps_total = warmup + spec["measure"] + 2
     t0 = time.perf_counter()
     it = loader.open(params, wl, 0, 1, steps_total)
     first = next(it)
@@ -93,13 +121,15 @@ def measure(loader, params, wl, spec):
     while len(ids) < spec["ids_steps"]:
         ids.append(next(it)["id"].tolist())
     tw = time.perf_counter()
-    for i in range(spec["warmup"]):
-        if next(it, None) is None:
+    timing["first_batch_and_ids_s"] = tw - t0
+    for _ in range(warmup - len(ids)):
+        if time.perf_counter() - (t0 + ttfb) > spec["max_secs"] / 2:
             break
-        if i >= 2 and time.perf_counter() - tw > spec["max_secs"] / 2:
+        if next(it, None) is None:
             break
     samples = nbytes = steps = 0
     t1 = time.perf_counter()
+    timing["warmup_s"] = t1 - tw
     # A fixed number of steps, cut short after max_secs (at least min_steps)
     # so that a slow loader does not hold up quick mode; the steps timed are reported.
     while steps < spec["measure"]:
@@ -112,13 +142,16 @@ def measure(loader, params, wl, spec):
         if steps >= spec["min_steps"] and time.perf_counter() - t1 > spec["max_secs"]:
             break
     secs = time.perf_counter() - t1
+    timing["measure_s"] = secs
     if steps == 0:
         raise RuntimeError("the loader ended before the timed steps")
     out = {"first_batch_s": ttfb, "samples": samples, "bytes": nbytes, "secs": secs, "steps": steps,
            "samples_per_s": samples / secs, "mb_per_s": nbytes / 1e6 / secs, "ids": ids,
            "rss_after_throughput": hwm("self"), "workers_rss_max": children_hwm()}
     state = loader.checkpoint(it)
+    loader.release(it)
     del it
+    t_res = time.perf_counter()
     try:
         t2 = time.perf_counter()
         r = loader.resume(params, wl, spec["resume_step"], state)
@@ -134,6 +167,7 @@ def measure(loader, params, wl, spec):
     except BaseException as e:  # noqa: BLE001
         out["resume"] = {"kind": "error", "error": f"{type(e).__name__}: {e}",
                          "traceback": traceback.format_exc()[-3000:]}
+    timing["resume_s"] = time.perf_counter() - t_res
     return out
 
 

@@ -53,6 +53,15 @@ class Loader:
     how = ""           # one line: how it is used (shown in results.md)
     world2 = "processes"  # W=2 check: two concurrent worker processes with RANK/WORLD_SIZE
 
+    def configure(self, mode: str) -> None:
+        """Called with "quick" or "full" before anything else, in the parent
+        and in every worker (settings that differ by mode, reflected in ``how``)."""
+
+    def release(self, it) -> None:
+        """Drop the iterator of the timed run before the resume test (frees
+        its memory and server streams)."""
+        del it
+
     # ------------------------------------------------------------ parent
     def prepare(self, h, wl) -> dict:
         """One-time conversion of the workload's data (parent process).

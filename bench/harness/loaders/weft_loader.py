@@ -8,8 +8,8 @@ The run is made long enough to hold step 100,000 (Recipe(steps=RUN_STEPS)).
 """
 
 import contextlib
-import json
 import time
+from pathlib import Path
 
 from .base import Loader, Resume, Served, images_tensor
 
@@ -27,32 +27,63 @@ class Weft(Loader):
                     f"flightd --store {'DIR' if store == 'fs' else 's3://BUCKET (MinIO on 127.0.0.1)'}")
 
     # ------------------------------------------------------------ parent
-    def _store(self, h, wl):
-        if self.store == "fs":
-            return str(h.work / "weft-fs" / wl.name), h.base_env()
-        if h.minio is None:
-            raise RuntimeError(h.minio_error or "MinIO is not available")
-        return f"s3://bench-{wl.name}", h.minio.env()
-
     def _flightd_args(self, wl):
         # docs/flight.md: row groups of a few MiB for wide rows.
         return ["--row-group-size", "8MiB"] if wl.name == "large" else []
 
+    def _ingest_batch(self, wl):
+        return 65536 if wl.name == "small" else 64
+
+    def key(self, h, wl):
+        """Cache key of the ingested tables: the Parquet data's key, the
+        sha256 of the bin/flightd that writes them (its Parquet writer, page
+        and block sizes), the client that appends them, and the ingest
+        arguments. Any change re-ingests into a fresh store."""
+        from .. import cache, data
+
+        client = sorted((h.repo / "python" / "weft").glob("*.py"))
+        return {"data": cache.digest(data.key(wl)), "flightd_sha256": cache.file_sha256(h.flightd_bin),
+                "client": cache.sources_sha256(client) if client else None,
+                "flightd_args": self._flightd_args(wl), "batch_rows": self._ingest_batch(wl)}
+
+    def _store(self, h, wl, key):
+        """fs: one directory per workload (emptied before an ingest); MinIO:
+        one bucket per key (older ones of the workload are removed)."""
+        from .. import cache
+
+        if self.store == "fs":
+            return str(h.work / "weft-fs" / wl.name), h.base_env()
+        if h.minio is None:
+            raise RuntimeError(h.minio_error or "MinIO is not available")
+        return f"s3://bench-{wl.name}-{cache.digest(key)[:12]}", h.minio.env()
+
     def prepare(self, h, wl):
+        import shutil
+
         import pyarrow.parquet as pq
         import weft
 
-        from .. import data
+        from .. import cache, data
         from ..servers import flightd
 
-        store, env = self._store(h, wl)
+        key = self.key(h, wl)
+        store, env = self._store(h, wl, key)
         stamp = h.work / f"weft-{self.store}-{wl.name}.json"
-        if stamp.exists() and json.loads(stamp.read_text()) == wl.spec():
+        present = Path(store).is_dir() if self.store == "fs" else h.minio.has_bucket(store[5:])
+        if cache.fresh(stamp, key) and present:
             h.log(f"weft {self.store} {wl.name}: tables already in {store}")
             return {"store": store}
-        if self.store == "minio":
-            with contextlib.suppress(Exception):
-                h.minio.make_bucket(f"bench-{wl.name}")
+        h.log(f"weft {self.store} {wl.name}: ingesting into {store} "
+              f"({cache.changed(stamp, key) if present else 'no store'})")
+        if self.store == "fs":
+            shutil.rmtree(store, ignore_errors=True)
+        else:
+            for b in h.minio.buckets():
+                if b.startswith(f"bench-{wl.name}") and b != store[5:]:
+                    h.minio.remove_bucket(b)
+            if h.minio.has_bucket(store[5:]):
+                h.minio.remove_bucket(store[5:])
+            h.minio.make_bucket(store[5:])
         with flightd(h.flightd_bin, store, env, h.work / "logs" / f"flightd-ingest-{self.store}-{wl.name}.log",
                      self._flightd_args(wl)) as d:
             c = weft.Client(f"grpc://{d.addr}")
@@ -65,18 +96,19 @@ class Weft(Loader):
                 name = f"{wl.name}_{'ab'[t]}"
                 t0 = time.monotonic()
                 pf = pq.ParquetFile(path)
-                commit = ref.table(name).append(pf.iter_batches(batch_size=65536 if wl.name == "small" else 64))
+                commit = ref.table(name).append(pf.iter_batches(batch_size=self._ingest_batch(wl)))
                 h.log(f"weft {self.store} {wl.name}: appended {name} ({wl.rows[t]:,} rows) in "
                       f"{time.monotonic() - t0:.1f}s, commit {commit[:12]}")
             c.close()
-        stamp.write_text(json.dumps(wl.spec()))
+        cache.record(stamp, key)
         return {"store": store}
 
     @contextlib.contextmanager
     def serving(self, h, wl, params):
         from ..servers import flightd
 
-        store, env = self._store(h, wl)
+        store = params["store"]
+        env = h.base_env() if self.store == "fs" else h.minio.env()
         h.flightd_runs += 1
         with flightd(h.flightd_bin, store, env, h.work / "logs" / f"flightd-{self.store}-{h.flightd_runs}.log") as d:
             pids = {"flightd": d.pid}
