@@ -80,6 +80,12 @@ def python_round(recipe: weft.Recipe, run: str, steps: int, prefetch: int) -> di
             "first_batch_s": first, "cpu_us_per_sample": cpu / samples * 1e6}
 
 
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) process pid has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -149,9 +155,14 @@ def main() -> int:
         go_round(args.weftbench, server.addr, run, args.steps)
 
         go, py = [], []
+        pid = server.proc.pid
         for i in range(args.rounds):
-            go.append(go_round(args.weftbench, server.addr, run, args.steps))
-            py.append(python_round(recipe, run, args.steps, args.prefetch))
+            for rounds, measure in ((go, lambda: go_round(args.weftbench, server.addr, run, args.steps)),
+                                    (py, lambda: python_round(recipe, run, args.steps, args.prefetch))):
+                cpu0 = proc_cpu(pid)
+                r = measure()
+                r["server_cpu_us_per_sample"] = (proc_cpu(pid) - cpu0) / r["samples"] * 1e6
+                rounds.append(r)
             log(f"round {i + 1}/{args.rounds}: Go {go[-1]['samples_per_s']:,.0f} samples/s, "
                 f"Python {py[-1]['samples_per_s']:,.0f} samples/s ({py[-1]['samples_per_s'] / go[-1]['samples_per_s']:.0%})")
         server.stop()
@@ -160,14 +171,14 @@ def main() -> int:
         ratio = p[0] / g[0]
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         table = [
-            "| client | samples/s median | min | max | MB/s median | first batch (median) | client CPU per sample (median) |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| client | samples/s median | min | max | MB/s median | first batch (median) | client CPU per sample (median) | flightd CPU per sample (median) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
             f"| Go (arrow-go Flight, `weftbench read-run`) | {g[0]:,.0f} | {g[1]:,.0f} | {g[2]:,.0f} | "
             f"{summary(go, 'mb_per_s')[0]:,.0f} | {summary(go, 'first_batch_s')[0] * 1e3:.1f} ms | "
-            f"{summary(go, 'cpu_us_per_sample')[0]:.2f} µs |",
+            f"{summary(go, 'cpu_us_per_sample')[0]:.2f} µs | {summary(go, 'server_cpu_us_per_sample')[0]:.2f} µs |",
             f"| Python (`weft.TrainLoader` → torch tensors, prefetch {args.prefetch}) | {p[0]:,.0f} | {p[1]:,.0f} | "
             f"{p[2]:,.0f} | {summary(py, 'mb_per_s')[0]:,.0f} | {summary(py, 'first_batch_s')[0] * 1e3:.1f} ms | "
-            f"{summary(py, 'cpu_us_per_sample')[0]:.2f} µs |",
+            f"{summary(py, 'cpu_us_per_sample')[0]:.2f} µs | {summary(py, 'server_cpu_us_per_sample')[0]:.2f} µs |",
         ]
         print("\n".join(table))
         print(f"Python / Go: {ratio:.0%} (goal ≥ 75%); Python process peak RSS {rss:,.0f} MiB")
