@@ -25,7 +25,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -33,6 +32,7 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/internal/benchdata"
 	"github.com/weftdata/weft/internal/s3test"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
@@ -329,29 +329,11 @@ func runMix(b *testing.B, c arrowflight.Client, recipe map[string]any, world int
 	return res, rec.Run
 }
 
-// ceiling is arrow-go Flight resending one prebuilt batch: no Weft code.
-type ceiling struct {
-	arrowflight.BaseFlightServer
-	rec   arrow.RecordBatch
-	count int
-}
-
-func (s *ceiling) DoGet(_ *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
-	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(s.rec.Schema()))
-	defer w.Close()
-	for range s.count {
-		if err := w.Write(s.rec); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func ceilingRun(b *testing.B, rec arrow.RecordBatch, count int) result {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
 	srv := grpc.NewServer(grpc.MaxSendMsgSize(1 << 30))
-	arrowflight.RegisterFlightServiceServer(srv, &ceiling{rec: rec, count: count})
+	arrowflight.RegisterFlightServiceServer(srv, &benchdata.Ceiling{Rec: rec, Count: count})
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 	c := dial(b, lis.Addr().String())

@@ -12,10 +12,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/weftdata/weft/internal/benchdata"
 )
 
 // The two benchmark row shapes (bench/harness/data.py writes the same).
@@ -66,25 +67,6 @@ func buildBatch(shape string, n, valueBytes int) (arrow.RecordBatch, error) {
 	return b.NewRecordBatch(), nil
 }
 
-// ceilingServer resends one prebuilt batch `count` times: arrow-go Flight
-// with no Weft code, the loopback ceiling of any Flight loader.
-type ceilingServer struct {
-	arrowflight.BaseFlightServer
-	rec   arrow.RecordBatch
-	count int
-}
-
-func (s *ceilingServer) DoGet(_ *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
-	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(s.rec.Schema()))
-	defer w.Close()
-	for range s.count {
-		if err := w.Write(s.rec); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 type ceilingResult struct {
 	Kind       string  `json:"kind"`
 	Shape      string  `json:"shape"`
@@ -120,7 +102,7 @@ func flightCeiling(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	srv := grpc.NewServer(grpc.MaxSendMsgSize(1 << 30))
-	arrowflight.RegisterFlightServiceServer(srv, &ceilingServer{rec: rec, count: *count})
+	arrowflight.RegisterFlightServiceServer(srv, &benchdata.Ceiling{Rec: rec, Count: *count})
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 	c, err := arrowflight.NewClientWithMiddleware(lis.Addr().String(), nil, nil,
