@@ -64,18 +64,6 @@ func envInts(name string, def []int64) []int64 {
 	return out
 }
 
-var (
-	smallSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "features", Type: arrow.FixedSizeListOf(32, arrow.PrimitiveTypes.Float32)},
-		{Name: "label", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	largeSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "image", Type: arrow.BinaryTypes.Binary},
-	}, nil)
-)
-
 const valueBytes = 100 << 10
 
 // genReader yields rows [0, n) of a benchmark table in batches.
@@ -116,7 +104,7 @@ func (g *genReader) Next() bool {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, g.schema)
 	defer b.Release()
 	switch g.schema {
-	case smallSchema:
+	case benchdata.SmallSchema:
 		fl := b.Field(1).(*array.FixedSizeListBuilder)
 		fv := fl.ValueBuilder().(*array.Float32Builder)
 		fv.Reserve(int(k) * 32)
@@ -128,7 +116,7 @@ func (g *genReader) Next() bool {
 			}
 			b.Field(2).(*array.Int64Builder).Append(int64(g.rng.IntN(1000)))
 		}
-	case largeSchema:
+	case benchdata.LargeSchema:
 		buf := make([]byte, valueBytes)
 		bb := b.Field(1).(*array.BinaryBuilder)
 		bb.ReserveData(int(k) * valueBytes)
@@ -170,7 +158,7 @@ func writeData(b *testing.B, dir string, small []int64, largeRows int64) {
 	require.NoError(b, err)
 	for i, n := range small {
 		start := time.Now()
-		g := newGen(smallSchema, n, 65536, uint64(i+1))
+		g := newGen(benchdata.SmallSchema, n, 65536, uint64(i+1))
 		res, err := ts.Append(ctx, "bench", "main", versions.TableName(fmt.Sprintf("small_%c", 'a'+i)), g, "")
 		require.NoError(b, err)
 		b.Logf("small_%c: %d rows, %.0f MiB Parquet, %d row groups, written in %v", 'a'+i, n, float64(res.File.Size)/(1<<20), len(res.File.RowGroups), time.Since(start).Round(time.Second))
@@ -181,7 +169,7 @@ func writeData(b *testing.B, dir string, small []int64, largeRows int64) {
 	require.NoError(b, err)
 	for i := range 2 {
 		start := time.Now()
-		g := newGen(largeSchema, largeRows, 64, uint64(i+10))
+		g := newGen(benchdata.LargeSchema, largeRows, 64, uint64(i+10))
 		res, err := tl.Append(ctx, "bench", "main", versions.TableName(fmt.Sprintf("large_%c", 'a'+i)), g, "")
 		require.NoError(b, err)
 		b.Logf("large_%c: %d rows of 100 KiB, %.0f MiB Parquet, %d row groups, written in %v", 'a'+i, largeRows, float64(res.File.Size)/(1<<20), len(res.File.RowGroups), time.Since(start).Round(time.Second))
@@ -436,7 +424,7 @@ func BenchmarkMix(b *testing.B) {
 
 	rounds := int(envInts("WEFT_MIX_ROUNDS", []int64{5})[0])
 	// The ceiling: one prebuilt batch of a large step (64 rows of 100 KiB).
-	g := newGen(largeSchema, 64, 64, 99)
+	g := newGen(benchdata.LargeSchema, 64, 64, 99)
 	require.True(b, g.Next())
 	probe := g.RecordBatch()
 	defer g.Release()

@@ -25,3 +25,18 @@ func (s *Ceiling) DoGet(_ *arrowflight.Ticket, stream arrowflight.FlightService_
 	}
 	return nil
 }
+
+// The two row shapes of the training-mix benchmarks (bench/mix_test.go,
+// weftbench; bench/harness/data.py writes the same): small rows of 144 B,
+// and large rows whose image is a 100 KiB binary value.
+var (
+	SmallSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "features", Type: arrow.FixedSizeListOf(32, arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	LargeSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "image", Type: arrow.BinaryTypes.Binary},
+	}, nil)
+)

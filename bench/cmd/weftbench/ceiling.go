@@ -19,28 +19,15 @@ import (
 	"github.com/weftdata/weft/internal/benchdata"
 )
 
-// The two benchmark row shapes (bench/harness/data.py writes the same).
-var (
-	smallSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "features", Type: arrow.FixedSizeListOf(32, arrow.PrimitiveTypes.Float32)},
-		{Name: "label", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	largeSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "image", Type: arrow.BinaryTypes.Binary},
-	}, nil)
-)
-
 // buildBatch makes one batch of n rows of a shape with random values.
 func buildBatch(shape string, n, valueBytes int) (arrow.RecordBatch, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var schema *arrow.Schema
 	switch shape {
 	case "small":
-		schema = smallSchema
+		schema = benchdata.SmallSchema
 	case "large":
-		schema = largeSchema
+		schema = benchdata.LargeSchema
 	default:
 		return nil, fmt.Errorf("unknown shape %q (small or large)", shape)
 	}
