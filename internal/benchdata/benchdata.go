@@ -1,8 +1,8 @@
 // Package benchdata holds what the benchmarks share: the 1 KiB-row table
 // of the storage and Flight benchmarks, the row shapes of the mix
 // benchmarks, and the Flight ceiling server. The table has four numeric
-// columns and a 1 KiB binary column of incompressible bytes. At the default 1 Mi rows it is about 1 GiB of Arrow
-// data. It is deterministic: the same rows every run.
+// columns and a 1 KiB binary column of incompressible bytes; at the default
+// 1 Mi rows it is about 1 GiB of Arrow data, the same rows every run.
 package benchdata
 
 import (
