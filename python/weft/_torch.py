@@ -20,7 +20,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from ._client import Client, ScanRequest, scan_batches
 from ._convert import convert, pin, to_device, to_tensors
-from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, reraise
+from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
 from ._recipe import Recipe, World, resolve_world
 
 STATE_FORMAT = 1
@@ -386,23 +386,18 @@ class _Prefetcher:
                 if self.next < loader.steps:
                     raise WeftError(f"the stream of run {loader._run} ended at step {self.next}, "
                                     f"before the run's end ({loader.steps})")
-            except Unavailable:
-                loader._replans += 1
-                failures += 1
-                if failures > loader.retries or self.stopping.is_set():
-                    raise
-                time.sleep(min(0.2 * 2 ** failures, 5))
-            except FLIGHT_ERRORS as e:
+            except (Unavailable, *FLIGHT_ERRORS) as e:
                 if self.stopping.is_set():
                     raise _Stop from e
-                try:
-                    reraise(e, loader.client.uri, f"run {loader._run} step {self.next}")
-                except Unavailable:
-                    loader._replans += 1
-                    failures += 1
-                    if failures > loader.retries:
-                        raise
-                    time.sleep(min(0.2 * 2 ** failures, 5))
+                if not isinstance(e, Unavailable):
+                    err = translate(e, loader.client.uri, f"run {loader._run} step {self.next}")
+                    if not isinstance(err, Unavailable) or failures >= loader.retries:
+                        raise err from e
+                elif failures >= loader.retries:
+                    raise
+                loader._replans += 1
+                failures += 1
+                time.sleep(min(0.2 * 2 ** failures, 5))
             finally:
                 with self.lock:
                     self.reader = None
