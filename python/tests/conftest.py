@@ -8,37 +8,23 @@ is missing the minio tests are skipped loudly, or fail under CI=true.
 Every process started here gets SIGKILL if pytest dies (PR_SET_PDEATHSIG).
 """
 
-import ctypes
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
-import uuid
 from pathlib import Path
 
 import pyarrow.flight as fl
 import pyarrow.fs as pafs
 import pytest
 
+from weft.testing import MinIO as _MinIOServer
+from weft.testing import die_with_parent as _die_with_parent
+from weft.testing import find_binary, free_port  # noqa: F401  (tests import free_port from here)
+
 REPO = Path(__file__).resolve().parents[2]
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent():
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------- flightd
@@ -157,52 +143,11 @@ def fs_store(path):
     return Store("fs", str(path), _base_env(), snapshot=snapshot)
 
 
-def find_binary(name):
-    dirs = [os.environ.get("WEFT_TOOLS_BIN"), os.path.expanduser("~/.cache/weft/bin")]
-    for d in dirs:
-        if d and os.access(os.path.join(d, name), os.X_OK):
-            return os.path.join(d, name)
-    return shutil.which(name)
-
-
-class MinIO:
-    ACCESS, SECRET = "weftminio", "weftminio-secret"
-
-    def __init__(self, binary, workdir):
-        self.port, console = free_port(), free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.log = open(Path(workdir) / "minio.log", "wb")
-        env = dict(os.environ, MINIO_ROOT_USER=self.ACCESS, MINIO_ROOT_PASSWORD=self.SECRET,
-                   MINIO_BROWSER="off", MINIO_UPDATE="off")
-        self.proc = subprocess.Popen(
-            [binary, "server", "--quiet", "--address", f"127.0.0.1:{self.port}",
-             "--console-address", f"127.0.0.1:{console}", str(Path(workdir) / "data")],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
-            preexec_fn=_die_with_parent)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(self.endpoint + "/minio/health/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"minio did not start: {(Path(workdir) / 'minio.log').read_text()}")
-            time.sleep(0.1)
-        self.fs = pafs.S3FileSystem(access_key=self.ACCESS, secret_key=self.SECRET, region="us-east-1",
-                                    endpoint_override=f"127.0.0.1:{self.port}", scheme="http",
-                                    allow_bucket_creation=True)
-
-    def new_bucket(self):
-        name = "weft-" + uuid.uuid4().hex[:12]
-        self.fs.create_dir(name)
-        return name
+class MinIO(_MinIOServer):
+    """weft.testing's MinIO, with stores for the fixtures."""
 
     def env(self):
-        return dict(_base_env(), AWS_ENDPOINT_URL=self.endpoint, AWS_ACCESS_KEY_ID=self.ACCESS,
-                    AWS_SECRET_ACCESS_KEY=self.SECRET, AWS_REGION="us-east-1")
+        return super().env(_base_env())
 
     def store(self, bucket):
         def snapshot():
@@ -213,16 +158,6 @@ class MinIO:
             return out
 
         return Store("minio", f"s3://{bucket}", self.env(), snapshot=snapshot)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 @pytest.fixture(scope="session")
