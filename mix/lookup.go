@@ -58,4 +58,3 @@ func isLowerHex(s string) bool {
 	}
 	return true
 }
-
