@@ -68,7 +68,7 @@ func decodeStrict(data []byte, v any) error {
 		if te.Field == "" {
 			return fmt.Errorf("the body is not the expected JSON object: a JSON object is needed, not %s", te.Value)
 		}
-		return fmt.Errorf("field %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		return fmt.Errorf("field %q must be %s, not %s", jsonPath(te.Field), jsonKind(te.Type.Kind().String()), te.Value)
 	case errors.As(err, &se):
 		return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
 	case errors.Is(err, io.EOF):
@@ -77,6 +77,20 @@ func decodeStrict(data []byte, v any) error {
 		return errors.New("invalid JSON: the body ends early")
 	}
 	return fmt.Errorf("the body is not the expected JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonPath drops the names of embedded Go structs (capitalized; the
+// protocol's JSON fields are lowercase) from a decoder's field path.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" && 'A' <= p[0] && p[0] <= 'Z' {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ".")
 }
 
 // fieldError is a decoding error that already names its field (from an
