@@ -91,6 +91,7 @@ func (c *Client) ReadRank(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step,
 		}
 		defer r.Release()
 		var parts []arrow.RecordBatch
+		var partStep int64
 		release := func() {
 			for _, p := range parts {
 				p.Release()
@@ -115,7 +116,10 @@ func (c *Client) ReadRank(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step,
 				}
 				continue
 			}
-			if meta.Part != len(parts) || meta.Parts < 1 || meta.Part >= meta.Parts {
+			if len(parts) == 0 {
+				partStep = meta.Step
+			}
+			if meta.Part != len(parts) || meta.Part >= meta.Parts || meta.Step != partStep {
 				yield(nil, fmt.Errorf("%w: step %d: got part %d of %d where part %d was due", ErrBadResponse, meta.Step, meta.Part, meta.Parts, len(parts)))
 				return
 			}
