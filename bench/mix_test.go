@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -28,9 +28,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/internal/benchdata"
 	"github.com/weftdata/weft/internal/s3test"
@@ -207,7 +207,9 @@ func serve(b *testing.B, bk bucket.Bucket) *server {
 	require.NoError(b, err)
 	ts, err := tables.New(v, tables.DefaultOptions())
 	require.NoError(b, err)
-	svc, err := flight.New(ts, flight.DefaultOptions())
+	engine, err := mix.New(ts, mix.DefaultOptions())
+	require.NoError(b, err)
+	svc, err := flight.New(flight.Parts{Tables: ts, Mix: engine}, flight.DefaultOptions())
 	require.NoError(b, err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
@@ -215,51 +217,52 @@ func serve(b *testing.B, bk bucket.Bucket) *server {
 	done := make(chan struct{})
 	go func() { _ = svc.Serve(ctx, lis); close(done) }()
 	s := &server{svc: svc, addr: lis.Addr().String()}
-	s.stop = func() { cancel(); <-done }
+	var once sync.Once
+	s.stop = func() { once.Do(func() { cancel(); <-done; engine.Close() }) }
 	b.Cleanup(s.stop)
 	return s
 }
 
-func dial(b *testing.B, addr string) arrowflight.Client {
-	c, err := arrowflight.NewClientWithMiddleware(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+func dial(b *testing.B, addr string) *client.Client {
+	c, err := client.Dial(addr, client.Options{MaxRecvMessageBytes: 1 << 30})
 	require.NoError(b, err)
 	b.Cleanup(func() { c.Close() })
 	return c
 }
 
-func cmdDesc(v any) *arrowflight.FlightDescriptor {
-	raw, _ := json.Marshal(v)
-	return &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: raw}
-}
-
-// drain reads one ticket to its end: rows and Arrow bytes received, and
-// the time to the first batch.
-func drain(ctx context.Context, c arrowflight.Client, t *arrowflight.Ticket, limit int64) (rows, bytes int64, first time.Duration, err error) {
+// drain reads one stream of batches to its end (or limit rows): rows and
+// Arrow bytes received, and the time to the first batch.
+func drain(batches iter.Seq2[arrow.RecordBatch, error], limit int64) (rows, bytes int64, first time.Duration, err error) {
 	start := time.Now()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := c.DoGet(ctx, t)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	r, err := arrowflight.NewRecordReader(stream)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer r.Release()
-	for r.Next() {
+	for rec, err := range batches {
+		if err != nil {
+			return rows, bytes, first, err
+		}
 		if first == 0 {
 			first = time.Since(start)
 		}
-		rec := r.RecordBatch()
 		rows += rec.NumRows()
 		bytes += tables.RecordBytes(rec)
 		if limit > 0 && rows >= limit {
-			return rows, bytes, first, nil
+			break
 		}
 	}
-	return rows, bytes, first, r.Err()
+	return rows, bytes, first, nil
+}
+
+// rankBatches is a rank stream as its steps' batches.
+func rankBatches(ctx context.Context, c *client.Client, ep client.RankEndpoint) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for st, err := range c.ReadRank(ctx, ep) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(st.Batch, nil) {
+				return
+			}
+		}
+	}
 }
 
 type result struct {
@@ -271,15 +274,15 @@ func (r result) rowsPerSec() float64 { return float64(r.rows) / r.secs }
 func (r result) mbPerSec() float64   { return float64(r.bytes) / 1e6 / r.secs }
 
 // scan reads tables in order over one stream: every endpoint of each.
-func scan(b *testing.B, c arrowflight.Client, names ...string) result {
+func scan(b *testing.B, c *client.Client, names ...string) result {
 	ctx := context.Background()
 	start := time.Now()
 	var res result
 	for _, name := range names {
-		info, err := c.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"bench", "main", name}})
+		plan, err := c.Scan(ctx, client.ScanRequest{Project: "bench", Ref: "main", Table: name})
 		require.NoError(b, err)
-		for _, ep := range info.Endpoint {
-			n, by, _, err := drain(ctx, c, ep.Ticket, 0)
+		for _, ep := range plan.Endpoints {
+			n, by, _, err := drain(c.Read(ctx, ep), 0)
 			require.NoError(b, err)
 			res.rows += n
 			res.bytes += by
@@ -290,21 +293,19 @@ func scan(b *testing.B, c arrowflight.Client, names ...string) result {
 }
 
 // runMix resolves a recipe for world ranks and reads every rank at once.
-func runMix(b *testing.B, c arrowflight.Client, recipe map[string]any, world int) (result, string) {
+func runMix(b *testing.B, c *client.Client, recipe client.Recipe, world int) (result, string) {
 	ctx := context.Background()
 	start := time.Now()
-	info, err := c.GetFlightInfo(ctx, cmdDesc(map[string]any{"recipe": recipe, "world_size": world}))
+	plan, err := c.Resolve(ctx, recipe, world)
 	require.NoError(b, err)
-	var rec struct{ Run string }
-	require.NoError(b, json.Unmarshal(info.AppMetadata, &rec))
 	var (
 		mu  sync.Mutex
 		res result
 		wg  sync.WaitGroup
 	)
-	for _, ep := range info.Endpoint {
+	for _, ep := range plan.Ranks {
 		wg.Go(func() {
-			n, by, _, err := drain(ctx, c, ep.Ticket, 0)
+			n, by, _, err := drain(rankBatches(ctx, c, ep), 0)
 			require.NoError(b, err)
 			mu.Lock()
 			res.rows += n
@@ -314,7 +315,7 @@ func runMix(b *testing.B, c arrowflight.Client, recipe map[string]any, world int
 	}
 	wg.Wait()
 	res.secs = time.Since(start).Seconds()
-	return res, rec.Run
+	return res, plan.Record.Run
 }
 
 func ceilingRun(b *testing.B, rec arrow.RecordBatch, count int) result {
@@ -326,14 +327,14 @@ func ceilingRun(b *testing.B, rec arrow.RecordBatch, count int) result {
 	defer srv.Stop()
 	c := dial(b, lis.Addr().String())
 	start := time.Now()
-	n, by, _, err := drain(context.Background(), c, &arrowflight.Ticket{Ticket: []byte("x")}, 0)
+	n, by, _, err := drain(c.Read(context.Background(), client.Endpoint{Ticket: []byte("x")}), 0)
 	require.NoError(b, err)
 	return result{rows: n, bytes: by, secs: time.Since(start).Seconds()}
 }
 
 // flightdRSS runs a real flightd process over a store, drives the small-row
 // mix through it, and returns its peak RSS (VmHWM) and the mix's figures.
-func flightdRSS(b *testing.B, bin string, args []string, env []string, recipe map[string]any) (int64, result) {
+func flightdRSS(b *testing.B, bin string, args []string, env []string, recipe client.Recipe) (int64, result) {
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
@@ -415,12 +416,12 @@ func BenchmarkMix(b *testing.B) {
 	for i := range small {
 		smallNames = append(smallNames, fmt.Sprintf("small_%c", 'a'+i))
 	}
-	smallRecipe := map[string]any{"seed": 1, "batch_size": 256, "components": []map[string]any{
-		{"project": "bench", "table": "small_a", "weight": 0.3},
-		{"project": "bench", "table": "small_b", "weight": 0.7}}}
-	largeRecipe := map[string]any{"seed": 1, "batch_size": 64, "components": []map[string]any{
-		{"project": "bench", "table": "large_a", "weight": 0.5},
-		{"project": "bench", "table": "large_b", "weight": 0.5}}}
+	smallRecipe := client.Recipe{Seed: 1, BatchSize: 256, Components: []client.Component{
+		{Project: "bench", Table: "small_a", Weight: 0.3},
+		{Project: "bench", Table: "small_b", Weight: 0.7}}}
+	largeRecipe := client.Recipe{Seed: 1, BatchSize: 64, Components: []client.Component{
+		{Project: "bench", Table: "large_a", Weight: 0.5},
+		{Project: "bench", Table: "large_b", Weight: 0.5}}}
 
 	rounds := int(envInts("WEFT_MIX_ROUNDS", []int64{5})[0])
 	// The ceiling: one prebuilt batch of a large step (64 rows of 100 KiB).
@@ -534,18 +535,16 @@ func BenchmarkMix(b *testing.B) {
 		if want("resume") {
 			srv := serve(b, bk)
 			c := dial(b, srv.addr)
-			long := map[string]any{"seed": 1, "batch_size": 256, "steps": 2_000_000, "components": smallRecipe["components"]}
-			info, err := c.GetFlightInfo(ctx, cmdDesc(map[string]any{"recipe": long, "world_size": 1}))
+			long := client.Recipe{Seed: 1, BatchSize: 256, Steps: 2_000_000, Components: smallRecipe.Components}
+			plan, err := c.Resolve(ctx, long, 1)
 			require.NoError(b, err)
-			var rec struct{ Run string }
-			require.NoError(b, json.Unmarshal(info.AppMetadata, &rec))
 			srv.stop()
 			srv = serve(b, bk)
 			c = dial(b, srv.addr)
 			t0 := time.Now()
-			info, err = c.GetFlightInfo(ctx, cmdDesc(map[string]any{"run": rec.Run, "world_size": 1, "start_step": 1_000_000}))
+			resumed, err := c.Resume(ctx, plan.Record.Run, 1, 1_000_000)
 			require.NoError(b, err)
-			_, _, first, err := drain(ctx, c, info.Endpoint[0].Ticket, 1)
+			_, _, first, err := drain(rankBatches(ctx, c, resumed.Ranks[0]), 1)
 			require.NoError(b, err)
 			ttfb := time.Since(t0)
 			srv.stop()
@@ -598,14 +597,10 @@ func profile(b *testing.B, part string) func() {
 // runBlocks counts the blocks of a run's components (from its record).
 func runBlocks(b *testing.B, srv *server, run string) int {
 	c := dial(b, srv.addr)
-	info, err := c.GetFlightInfo(context.Background(), cmdDesc(map[string]any{"run": run}))
-	if err != nil {
-		b.Fatal(errors.Join(err))
-	}
-	var rec mix.Record
-	require.NoError(b, json.Unmarshal(info.AppMetadata, &rec))
+	plan, err := c.PlanRun(context.Background(), client.RunCommand{Run: run})
+	require.NoError(b, err)
 	n := 0
-	for _, c := range rec.Components {
+	for _, c := range plan.Record.Components {
 		n += len(c.Blocks)
 	}
 	return n

@@ -1,17 +1,14 @@
 package flight
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"time"
 
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -51,6 +48,7 @@ func (s *Service) ListActions(_ *arrowflight.Empty, stream arrowflight.FlightSer
 func (s *Service) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
 	ctx := stream.Context()
 	op := "DoAction " + a.GetType()
+	s.hook("DoAction")
 	err := func() error {
 		for _, act := range actions {
 			if act.name != a.GetType() {
@@ -71,52 +69,16 @@ func (s *Service) DoAction(a *arrowflight.Action, stream arrowflight.FlightServi
 	return s.status(ctx, op, err)
 }
 
-// decodeBody parses a JSON object into dst, rejecting unknown fields,
-// trailing data and anything but an object.
-func decodeBody(what string, body []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
-	switch {
-	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: %s: empty body; send a JSON object", ErrBadRequest, what)
-	case err != nil:
-		return fmt.Errorf("%w: %s: the body is not the expected JSON object: %w", ErrBadRequest, what, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %s: trailing data after the JSON object", ErrBadRequest, what)
-	}
-	return nil
-}
-
-func required(what, field, value string) error {
-	if value == "" {
-		return fmt.Errorf("%w: %s: field %q is missing or empty", ErrBadRequest, what, field)
-	}
-	return nil
-}
-
-func parseProject(what, s string) (versions.ProjectName, error) {
-	if err := required(what, "project", s); err != nil {
-		return "", err
-	}
+func parseProject(s string) (versions.ProjectName, error) {
 	return versions.ParseProjectName(s)
 }
 
-type createProjectResult struct {
-	Project versions.ProjectName `json:"project"`
-	Branch  versions.BranchName  `json:"branch"`
-	Commit  versions.CommitID    `json:"commit"`
-}
-
 func (s *Service) createProject(ctx context.Context, body []byte) (any, error) {
-	var req struct {
-		Project string `json:"project"`
-	}
-	if err := decodeBody("create_project", body, &req); err != nil {
+	var req client.CreateProjectRequest
+	if err := decode(ErrBadRequest, client.ActionCreateProject, body, &req); err != nil {
 		return nil, err
 	}
-	p, err := parseProject("create_project", req.Project)
+	p, err := parseProject(req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -124,28 +86,16 @@ func (s *Service) createProject(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return createProjectResult{Project: p, Branch: versions.MainBranch, Commit: c.ID}, nil
-}
-
-type branchResult struct {
-	Branch versions.BranchName `json:"branch"`
-	Commit versions.CommitID   `json:"commit"`
+	return client.CreateProjectResult{Project: string(p), Branch: string(versions.MainBranch), Commit: string(c.ID)}, nil
 }
 
 func (s *Service) createBranch(ctx context.Context, body []byte) (any, error) {
-	var req struct {
-		Project string `json:"project"`
-		Branch  string `json:"branch"`
-		From    string `json:"from"`
-	}
-	if err := decodeBody("create_branch", body, &req); err != nil {
+	var req client.CreateBranchRequest
+	if err := decode(ErrBadRequest, client.ActionCreateBranch, body, &req); err != nil {
 		return nil, err
 	}
-	p, err := parseProject("create_branch", req.Project)
+	p, err := parseProject(req.Project)
 	if err != nil {
-		return nil, err
-	}
-	if err := required("create_branch", "branch", req.Branch); err != nil {
 		return nil, err
 	}
 	b, err := versions.ParseBranchName(req.Branch)
@@ -159,17 +109,15 @@ func (s *Service) createBranch(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return branchResult{Branch: b, Commit: id}, nil
+	return client.Branch{Branch: string(b), Commit: string(id)}, nil
 }
 
 func (s *Service) listBranches(ctx context.Context, body []byte) (any, error) {
-	var req struct {
-		Project string `json:"project"`
-	}
-	if err := decodeBody("list_branches", body, &req); err != nil {
+	var req client.ListBranchesRequest
+	if err := decode(ErrBadRequest, client.ActionListBranches, body, &req); err != nil {
 		return nil, err
 	}
-	p, err := parseProject("list_branches", req.Project)
+	p, err := parseProject(req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -177,31 +125,19 @@ func (s *Service) listBranches(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]branchResult, len(branches))
+	out := make([]client.Branch, len(branches))
 	for i, b := range branches {
-		out[i] = branchResult{Branch: b.Name, Commit: b.Head}
+		out[i] = client.Branch{Branch: string(b.Name), Commit: string(b.Head)}
 	}
 	return out, nil
 }
 
-type logEntry struct {
-	Commit  versions.CommitID                          `json:"commit"`
-	Parent  *versions.CommitID                         `json:"parent"` // null for a project's root commit
-	Time    time.Time                                  `json:"time"`
-	Message string                                     `json:"message"`
-	Tables  map[versions.TableName]versions.ManifestID `json:"tables"` // table -> manifest id at this commit
-}
-
 func (s *Service) logAction(ctx context.Context, body []byte) (any, error) {
-	var req struct {
-		Project string `json:"project"`
-		Ref     string `json:"ref"`
-		Limit   *int   `json:"limit"`
-	}
-	if err := decodeBody("log", body, &req); err != nil {
+	var req client.LogRequest
+	if err := decode(ErrBadRequest, client.ActionLog, body, &req); err != nil {
 		return nil, err
 	}
-	p, err := parseProject("log", req.Project)
+	p, err := parseProject(req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -210,24 +146,21 @@ func (s *Service) logAction(ctx context.Context, body []byte) (any, error) {
 	}
 	limit := 0
 	if req.Limit != nil {
-		if *req.Limit < 1 {
-			return nil, fmt.Errorf("%w: log: limit is %d; give a positive number, or leave it out for the whole history", ErrBadRequest, *req.Limit)
-		}
 		limit = *req.Limit
 	}
 	commits, err := s.v.Log(ctx, p, req.Ref, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]logEntry, len(commits))
+	out := make([]client.LogEntry, len(commits))
 	for i, c := range commits {
-		out[i] = logEntry{Commit: c.ID, Time: c.Time, Message: c.Message, Tables: c.Tables}
+		out[i] = client.LogEntry{Commit: string(c.ID), Time: c.Time, Message: c.Message, Tables: make(map[string]string, len(c.Tables))}
 		if c.Parent != "" {
-			parent := c.Parent
+			parent := string(c.Parent)
 			out[i].Parent = &parent
 		}
-		if out[i].Tables == nil {
-			out[i].Tables = map[versions.TableName]versions.ManifestID{}
+		for t, m := range c.Tables {
+			out[i].Tables[string(t)] = string(m)
 		}
 	}
 	return out, nil

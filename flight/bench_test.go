@@ -24,6 +24,7 @@ import (
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/internal/benchdata"
 	"github.com/weftdata/weft/internal/s3test"
+	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -207,7 +208,10 @@ func BenchmarkScan(b *testing.B) {
 		require.NoError(b, err)
 		b.Logf("%s: appended %d rows (%.1f MiB Parquet, %d row groups) in %v", st.name, res.Rows, float64(res.File.Size)/(1<<20), len(res.File.RowGroups), time.Since(start).Round(time.Millisecond))
 
-		svc, err := flight.New(ts, opts)
+		eng, err := mix.New(ts, mix.DefaultOptions())
+		require.NoError(b, err)
+		b.Cleanup(eng.Close)
+		svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng}, opts)
 		require.NoError(b, err)
 		addr := serveBench(b, func(s *grpc.Server) { arrowflight.RegisterFlightServiceServer(s, svc) })
 		c := dialBench(b, addr)

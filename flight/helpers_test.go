@@ -19,11 +19,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -61,11 +62,14 @@ func makeBatch(mem memory.Allocator, start, n int64, blobLen int) arrow.RecordBa
 	return b.NewRecordBatch()
 }
 
-// env is a running Service with a client, over one bucket.
+// env is a running Service with a client, over one bucket. c is the Weft
+// client; client is its raw Flight client, for inputs the Weft client would
+// never send.
 type env struct {
 	t      *testing.T
 	b      bucket.Bucket
 	svc    *flight.Service
+	c      *client.Client
 	client arrowflight.Client
 	mem    *memory.CheckedAllocator // the server's
 	cmem   *memory.CheckedAllocator // the client's
@@ -75,6 +79,7 @@ type env struct {
 
 type envOpts struct {
 	flight   func(*flight.Options)
+	mix      func(*mix.Options)
 	tables   func(*tables.Options)
 	versions func(*versions.Options)
 	dial     []grpc.DialOption
@@ -105,7 +110,14 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	if o.flight != nil {
 		o.flight(&fo)
 	}
-	svc, err := flight.New(ts, fo)
+	mo := mix.DefaultOptions()
+	mo.Allocator = mem
+	if o.mix != nil {
+		o.mix(&mo)
+	}
+	eng, err := mix.New(ts, mo)
+	require.NoError(t, err)
+	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng}, fo)
 	require.NoError(t, err)
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -114,10 +126,9 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	served := make(chan error, 1)
 	go func() { served <- svc.Serve(ctx, lis) }()
 
-	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, o.dial...)
-	client, err := arrowflight.NewClientWithMiddleware(lis.Addr().String(), nil, nil, dial...)
+	c, err := client.Dial(lis.Addr().String(), client.Options{Allocator: cmem, DialOptions: o.dial})
 	require.NoError(t, err)
-	e := &env{t: t, b: b, svc: svc, client: client, mem: mem, cmem: cmem, addr: lis.Addr().String()}
+	e := &env{t: t, b: b, svc: svc, c: c, client: c.Flight(), mem: mem, cmem: cmem, addr: lis.Addr().String()}
 	var stopped bool
 	e.stop = func() {
 		if stopped {
@@ -126,7 +137,8 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 		stopped = true
 		cancel()
 		require.NoError(t, <-served)
-		require.NoError(t, client.Close())
+		eng.Close()
+		require.NoError(t, c.Close())
 	}
 	t.Cleanup(func() {
 		e.stop()
@@ -185,15 +197,12 @@ func (e *env) mustAction(name string, body any, into any) {
 
 func (e *env) createProject(p string) string {
 	e.t.Helper()
-	var res struct{ Project, Branch, Commit string }
-	e.mustAction("create_project", map[string]string{"project": p}, &res)
+	res, err := e.c.CreateProject(ctxT(e.t), p)
+	require.NoError(e.t, err)
 	return res.Commit
 }
 
-type putResult struct {
-	Commit string `json:"commit"`
-	Rows   int64  `json:"rows"`
-}
+type putResult = client.PutResult
 
 func pathDesc(parts ...string) *arrowflight.FlightDescriptor {
 	return &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: parts}
@@ -203,7 +212,8 @@ func cmdDesc(cmd string) *arrowflight.FlightDescriptor {
 	return &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: []byte(cmd)}
 }
 
-// put sends recs (released here) in one DoPut.
+// put sends recs (released here) in one DoPut, with the raw Flight client:
+// for descriptors and streams the Weft client would not send.
 func (e *env) put(ctx context.Context, d *arrowflight.FlightDescriptor, schema *arrow.Schema, recs ...arrow.RecordBatch) (putResult, error) {
 	defer func() {
 		for _, r := range recs {
@@ -248,13 +258,21 @@ func (e *env) put(ctx context.Context, d *arrowflight.FlightDescriptor, schema *
 	return results[0], nil
 }
 
+// mustPut appends rows [start, start+n) in batches of per rows, with the
+// Weft client.
 func (e *env) mustPut(p, br, tbl string, start, n int64, per int64, blobLen int) putResult {
 	e.t.Helper()
 	var recs []arrow.RecordBatch
 	for off := start; off < start+n; off += per {
 		recs = append(recs, makeBatch(e.cmem, off, min(per, start+n-off), blobLen))
 	}
-	res, err := e.put(ctxT(e.t), pathDesc(p, br, tbl), testSchema, recs...)
+	rr, err := array.NewRecordReader(testSchema, recs)
+	require.NoError(e.t, err)
+	for _, r := range recs {
+		r.Release()
+	}
+	defer rr.Release()
+	res, err := e.c.Put(ctxT(e.t), client.PutDescriptor{Project: p, Branch: br, Table: tbl}, rr)
 	require.NoError(e.t, err)
 	require.Equal(e.t, n, res.Rows)
 	return res

@@ -1,65 +1,49 @@
 package flight
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/versions"
 )
 
-// mixRequest is a {"recipe": …} or {"run": …} command: a run, a world size
-// and the steps to serve.
-type mixRequest struct {
-	Recipe    json.RawMessage `json:"recipe"`
-	Run       *string         `json:"run"`
-	WorldSize *int            `json:"world_size"`
-	StartStep int64           `json:"start_step"`
-	EndStep   int64           `json:"end_step"`
-}
-
-const mixCommands = `{"recipe": {…}, "world_size"?, "start_step"?, "end_step"?} or {"run": ID, "world_size"?, "start_step"?, "end_step"?}`
-
-func parseMixCommand(cmd []byte) (*mixRequest, error) {
-	var req mixRequest
-	if err := decodeBody("run command", cmd, &req); err != nil {
-		return nil, fmt.Errorf("%w; a run command is %s", err, mixCommands)
+// resolveRun resolves a recipe (storing its run record) or loads a run by
+// its id or a unique prefix of it.
+func (s *Service) resolveRun(ctx context.Context, r *client.RunCommand) (*mix.Run, error) {
+	if err := r.Validate(); err != nil { // Decode checked it; callers may build commands too
+		return nil, kindError{kind: ErrBadRequest, err: err}
 	}
-	switch {
-	case req.Recipe != nil && req.Run != nil:
-		return nil, fmt.Errorf("%w: a command has \"recipe\" or \"run\", not both", ErrBadRequest)
-	case req.WorldSize != nil && *req.WorldSize < 1:
-		return nil, fmt.Errorf("%w: world_size %d must be at least 1", mix.ErrWorldSize, *req.WorldSize)
-	}
-	return &req, nil
-}
-
-func (r *mixRequest) world() int {
-	if r.WorldSize == nil {
-		return 1
-	}
-	return *r.WorldSize
-}
-
-// resolveRun resolves a recipe (storing its run record) or loads a run.
-func (s *Service) resolveRun(ctx context.Context, r *mixRequest) (*mix.Run, error) {
 	if r.Recipe != nil {
-		recipe, err := mix.ParseRecipe(r.Recipe)
-		if err != nil {
+		recipe := mixRecipe(r.Recipe)
+		if err := recipe.Validate(); err != nil {
 			return nil, err
 		}
 		return s.mix.Resolve(ctx, recipe)
 	}
-	id, err := mix.ParseRunID(*r.Run)
+	id, err := s.mix.FindRun(ctx, r.Run)
 	if err != nil {
 		return nil, err
 	}
 	return s.mix.Load(ctx, id, "")
+}
+
+// mixRecipe is the engine's form of a recipe from the wire.
+func mixRecipe(r *client.Recipe) *mix.Recipe {
+	out := &mix.Recipe{Seed: r.Seed, BatchSize: r.BatchSize, Steps: r.Steps, Components: make([]mix.Component, len(r.Components))}
+	if r.Shuffle != nil {
+		out.Shuffle = &mix.Shuffle{BufferRows: r.Shuffle.BufferRows}
+	}
+	for i, c := range r.Components {
+		out.Components[i] = mix.Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: c.Weight, Columns: c.Columns}
+	}
+	return out
 }
 
 // rankTicket names rank Rank of World of a run, steps [Start, End).
@@ -74,13 +58,8 @@ type rankTicket struct {
 
 func decodeRankTicket(payload []byte) (*rankTicket, error) {
 	var rt rankTicket
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rt); err != nil {
-		return nil, fmt.Errorf("%w: rank ticket payload: %w", ErrBadTicket, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: rank ticket payload has trailing data", ErrBadTicket)
+	if err := decode(ErrBadTicket, "rank ticket payload", payload, &rt); err != nil {
+		return nil, err
 	}
 	if _, err := mix.ParseRunID(string(rt.Run)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadTicket, err)
@@ -96,12 +75,12 @@ func decodeRankTicket(payload []byte) (*rankTicket, error) {
 
 // runInfo answers a run command: the run's schema, one endpoint per rank
 // (endpoint r is rank r), and the run record as app_metadata.
-func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, r *mixRequest) (*arrowflight.FlightInfo, error) {
+func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, r *client.RunCommand) (*arrowflight.FlightInfo, error) {
 	run, err := s.resolveRun(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	world := r.world()
+	world := r.World()
 	if err := run.CheckWorld(world); err != nil {
 		return nil, err
 	}
@@ -125,13 +104,7 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 		if err != nil {
 			return nil, err
 		}
-		meta, err := json.Marshal(struct {
-			Run       mix.RunID `json:"run"`
-			Rank      int       `json:"rank"`
-			WorldSize int       `json:"world_size"`
-			StartStep int64     `json:"start_step"`
-			EndStep   int64     `json:"end_step"`
-		}{run.ID(), rank, world, r.StartStep, end})
+		meta, err := json.Marshal(client.RankMetadata{Run: string(run.ID()), Rank: rank, WorldSize: world, StartStep: r.StartStep, EndStep: end})
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +114,8 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 }
 
 // doGetRank streams a rank's steps: one record batch per step, with
-// app_metadata {"run","step"}.
+// app_metadata {"run","step"}, or, for a step over StepMessageBytes,
+// several zero-copy slices of it with {"run","step","part","parts"}.
 func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowflight.FlightService_DoGetServer) (err error) {
 	run, err := s.mix.Load(ctx, rt.Run, rt.Project)
 	if err != nil {
@@ -160,11 +134,37 @@ func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowfli
 		if err != nil {
 			return err
 		}
-		meta := fmt.Appendf(nil, `{"run":%q,"step":%d}`, run.ID(), st.Step)
-		werr := w.WriteWithAppMetadata(st.Batch, meta)
+		werr := s.sendStep(w, run.ID(), st.Step, st.Batch)
 		st.Batch.Release()
 		if werr != nil {
 			return fmt.Errorf("send step %d: %w", st.Step, werr)
+		}
+	}
+	return nil
+}
+
+// sendStep writes one step as one message, or as consecutive slices of
+// at most StepMessageBytes each (whole rows: a row larger than that is a
+// message of its own).
+func (s *Service) sendStep(w *arrowflight.Writer, run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	ranges := sliceRanges(batch, s.opts.StepMessageBytes)
+	if len(ranges) <= 1 {
+		meta, err := json.Marshal(client.StepMetadata{Run: string(run), Step: step})
+		if err != nil {
+			return err
+		}
+		return w.WriteWithAppMetadata(batch, meta)
+	}
+	for i, r := range ranges {
+		meta, err := json.Marshal(client.StepMetadata{Run: string(run), Step: step, Part: i, Parts: len(ranges)})
+		if err != nil {
+			return err
+		}
+		part := batch.NewSlice(r[0], r[1])
+		err = w.WriteWithAppMetadata(part, meta)
+		part.Release()
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/weftdata/weft/mix"
+	"google.golang.org/grpc"
 )
 
 // Options configure a Service.
@@ -35,14 +34,20 @@ type Options struct {
 	// ShutdownGrace is how long Serve lets running calls finish after its
 	// context ends before it cancels them.
 	ShutdownGrace time.Duration
-	// Mix configures the engine that serves runs (its block cache above
-	// all). A nil Allocator or Logger there means the Service's.
-	Mix mix.Options
+	// StepMessageBytes is the largest message of a rank stream: a step
+	// whose batch is larger goes out as several slices of it, each at most
+	// this size when single rows allow, with app_metadata parts that
+	// clients reassemble (docs/flight.md). 3 MiB keeps every step within
+	// gRPC clients' default 4 MiB receive limit.
+	StepMessageBytes int64
+	// ServerOptions are added to the gRPC server's own (interceptors run
+	// after the Service's recovery interceptor).
+	ServerOptions []grpc.ServerOption
 }
 
-// DefaultOptions: 256 MiB put messages, 3 MiB scan batches, 128 MiB
-// endpoints, 4 batches decoded ahead, 10 s shutdown grace, and
-// mix.DefaultOptions (a 1 GiB block cache).
+// DefaultOptions: 256 MiB put messages, 3 MiB scan batches and step
+// messages, 128 MiB endpoints, 4 batches decoded ahead, 10 s shutdown
+// grace.
 func DefaultOptions() Options {
 	return Options{
 		MaxRecvMessageBytes: 256 << 20,
@@ -50,7 +55,7 @@ func DefaultOptions() Options {
 		EndpointBytes:       128 << 20,
 		Prefetch:            4,
 		ShutdownGrace:       10 * time.Second,
-		Mix:                 mix.DefaultOptions(),
+		StepMessageBytes:    3 << 20,
 	}
 }
 
@@ -67,9 +72,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: Prefetch is %d; it must be 0 or more", o.Prefetch)
 	case o.ShutdownGrace < 0:
 		return fmt.Errorf("flight options: ShutdownGrace is %v; it must be 0 or more", o.ShutdownGrace)
-	}
-	if err := o.Mix.Validate(); err != nil {
-		return fmt.Errorf("flight options: %w", err)
+	case o.StepMessageBytes < 1:
+		return fmt.Errorf("flight options: StepMessageBytes is %d; it must be positive", o.StepMessageBytes)
 	}
 	return nil
 }

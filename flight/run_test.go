@@ -10,12 +10,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 )
@@ -28,27 +29,16 @@ type rankStep struct {
 	rows  []int64
 }
 
-// readRank streams a rank's ticket, checking that every row's id is its
-// _row (the test tables number their rows).
-func (e *env) readRank(ctx context.Context, tkt *arrowflight.Ticket) ([]rankStep, *arrow.Schema, error) {
-	stream, err := e.client.DoGet(ctx, tkt)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(e.cmem))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer r.Release()
+// readRank streams a rank with the Weft client, checking that every row's
+// id is its _row (the test tables number their rows).
+func (e *env) readRank(ctx context.Context, ep client.RankEndpoint) ([]rankStep, error) {
 	var out []rankStep
-	for r.Next() {
-		rec := r.RecordBatch()
-		var meta struct {
-			Run  string `json:"run"`
-			Step int64  `json:"step"`
+	for st, err := range e.c.ReadRank(ctx, ep) {
+		if err != nil {
+			return out, err
 		}
-		require.NoError(e.t, json.Unmarshal(r.LatestAppMetadata(), &meta))
-		s := rankStep{run: meta.Run, step: meta.Step}
+		rec := st.Batch
+		s := rankStep{run: st.Run, step: st.Step}
 		sc := rec.Schema()
 		s.comps = append(s.comps, rec.Column(sc.FieldIndices(mix.ComponentColumn)[0]).(*array.Int32).Int32Values()...)
 		s.rows = append(s.rows, rec.Column(sc.FieldIndices(mix.RowColumn)[0]).(*array.Int64).Int64Values()...)
@@ -57,7 +47,15 @@ func (e *env) readRank(ctx context.Context, tkt *arrowflight.Ticket) ([]rankStep
 		}
 		out = append(out, s)
 	}
-	return out, r.Schema(), r.Err()
+	return out, nil
+}
+
+// plan plans a run with the Weft client.
+func (e *env) plan(cmd client.RunCommand) *client.RunPlan {
+	e.t.Helper()
+	p, err := e.c.PlanRun(ctxT(e.t), cmd)
+	require.NoError(e.t, err)
+	return p
 }
 
 func runDesc(t *testing.T, cmd any) *arrowflight.FlightDescriptor {
@@ -66,30 +64,22 @@ func runDesc(t *testing.T, cmd any) *arrowflight.FlightDescriptor {
 	return &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: b}
 }
 
-type runRecord struct {
-	Format     int    `json:"format"`
-	Run        string `json:"run"`
-	Seed       uint64 `json:"seed"`
-	BatchSize  int    `json:"batch_size"`
-	Steps      int64  `json:"steps"`
-	Components []struct {
-		Project, Ref, Table, Commit string
-		Weight                      float64
-		Columns                     []string
-		Rows                        int64
-		Blocks                      []int64
-	} `json:"components"`
-	Shuffle struct {
-		BufferRows int64 `json:"buffer_rows"`
-	} `json:"shuffle"`
+func mixRecipe(p string) client.Recipe {
+	return client.Recipe{Seed: 2048, BatchSize: 64, Components: []client.Component{
+		{Project: p, Table: "a", Weight: 0.3},
+		{Project: p, Table: "b", Weight: 0.7},
+	}}
 }
 
-func mixRecipe(p string) map[string]any {
+// mixRecipeMap is mixRecipe as a JSON object, for malformed variants.
+func mixRecipeMap(p string) map[string]any {
 	return map[string]any{"seed": 2048, "batch_size": 64, "components": []map[string]any{
 		{"project": p, "table": "a", "weight": 0.3},
 		{"project": p, "table": "b", "weight": 0.7},
 	}}
 }
+
+func world(w int) *int { return &w }
 
 // TestRunProtocol: a recipe resolves to a run with W endpoints; rank r's
 // rows are positions r, r+W, … of the W = 1 batch; the run resumes by id on
@@ -103,23 +93,20 @@ func TestRunProtocol(t *testing.T) {
 			e.mustPut("p", "main", "a", 0, 941, 400, 16)
 			e.mustPut("p", "main", "b", 0, 2100, 700, 16)
 
-			info := e.info(runDesc(t, map[string]any{"recipe": mixRecipe("p"), "world_size": 1}))
-			var rec runRecord
-			require.NoError(t, json.Unmarshal(info.AppMetadata, &rec))
+			plan, err := e.c.Resolve(ctxT(t), mixRecipe("p"), 1)
+			require.NoError(t, err)
+			rec := plan.Record
 			require.Len(t, rec.Run, 64)
 			require.Equal(t, int64((941+2100+63)/64), rec.Steps)
 			require.Equal(t, int64(941), rec.Components[0].Rows)
 			require.Equal(t, "main", rec.Components[0].Ref)
 			require.Len(t, rec.Components[1].Commit, 64)
-			require.Equal(t, rec.Steps*64, info.TotalRecords)
-			require.Len(t, info.Endpoint, 1)
-			schema, err := arrowflight.DeserializeSchema(info.Schema, memory.DefaultAllocator)
-			require.NoError(t, err)
-			require.Equal(t, []string{"id", "name", "blob", "emb", mix.ComponentColumn, mix.RowColumn}, fieldNames(schema))
+			require.Equal(t, rec.Steps*64, plan.Rows)
+			require.Len(t, plan.Ranks, 1)
+			require.Equal(t, []string{"id", "name", "blob", "emb", mix.ComponentColumn, mix.RowColumn}, fieldNames(plan.Schema))
 
-			w1, got, err := e.readRank(ctxT(t), info.Endpoint[0].Ticket)
+			w1, err := e.readRank(ctxT(t), plan.Ranks[0])
 			require.NoError(t, err)
-			require.True(t, got.Equal(schema))
 			require.Len(t, w1, int(rec.Steps))
 			for s, st := range w1 {
 				require.Equal(t, rec.Run, st.run)
@@ -139,20 +126,14 @@ func TestRunProtocol(t *testing.T) {
 				if w == 4 {
 					srv = e2
 				}
-				info := srv.info(runDesc(t, map[string]any{"recipe": mixRecipe("p"), "world_size": w}))
-				var again runRecord
-				require.NoError(t, json.Unmarshal(info.AppMetadata, &again))
-				require.Equal(t, rec.Run, again.Run, "the same recipe at the same commits is the same run")
-				require.Len(t, info.Endpoint, w)
-				for r, ep := range info.Endpoint {
-					var em struct {
-						Rank      int `json:"rank"`
-						WorldSize int `json:"world_size"`
-					}
-					require.NoError(t, json.Unmarshal(ep.AppMetadata, &em))
-					require.Equal(t, r, em.Rank)
-					require.Equal(t, w, em.WorldSize)
-					steps, _, err := srv.readRank(ctxT(t), ep.Ticket)
+				again, err := srv.c.Resolve(ctxT(t), mixRecipe("p"), w)
+				require.NoError(t, err)
+				require.Equal(t, rec.Run, again.Record.Run, "the same recipe at the same commits is the same run")
+				require.Len(t, again.Ranks, w)
+				for r, ep := range again.Ranks {
+					require.Equal(t, r, ep.Rank)
+					require.Equal(t, w, ep.WorldSize)
+					steps, err := srv.readRank(ctxT(t), ep)
 					require.NoError(t, err)
 					require.Len(t, steps, len(w1))
 					for s, st := range steps {
@@ -166,10 +147,11 @@ func TestRunProtocol(t *testing.T) {
 			}
 
 			// Resume by run id from step 17 on 8 ranks, on the second server.
-			info = e2.info(runDesc(t, map[string]any{"run": rec.Run, "world_size": 8, "start_step": 17}))
-			require.Equal(t, (rec.Steps-17)*64, info.TotalRecords)
-			for r, ep := range info.Endpoint {
-				steps, _, err := e2.readRank(ctxT(t), ep.Ticket)
+			resumed, err := e2.c.Resume(ctxT(t), rec.Run, 8, 17)
+			require.NoError(t, err)
+			require.Equal(t, (rec.Steps-17)*64, resumed.Rows)
+			for r, ep := range resumed.Ranks {
+				steps, err := e2.readRank(ctxT(t), ep)
 				require.NoError(t, err)
 				require.Equal(t, int64(17), steps[0].step)
 				for k, st := range steps {
@@ -178,9 +160,10 @@ func TestRunProtocol(t *testing.T) {
 					}
 				}
 			}
-			// An end step.
-			info = e.info(runDesc(t, map[string]any{"run": rec.Run, "world_size": 2, "start_step": 3, "end_step": 5}))
-			steps, _, err := e.readRank(ctxT(t), info.Endpoint[1].Ticket)
+			// An end step, and a 16-digit prefix of the run id.
+			ended := e.plan(client.RunCommand{Run: rec.Run[:16], WorldSize: world(2), StartStep: 3, EndStep: 5})
+			require.Equal(t, rec.Run, ended.Record.Run)
+			steps, err := e.readRank(ctxT(t), ended.Ranks[1])
 			require.NoError(t, err)
 			require.Len(t, steps, 2)
 			require.Equal(t, int64(4), steps[1].step)
@@ -188,15 +171,13 @@ func TestRunProtocol(t *testing.T) {
 			// Appending mid-run changes nothing in the run; resolving again
 			// makes a new run.
 			e.mustPut("p", "main", "a", 941, 100, 100, 16)
-			info = e.info(runDesc(t, map[string]any{"run": rec.Run, "world_size": 1}))
-			after, _, err := e.readRank(ctxT(t), info.Endpoint[0].Ticket)
+			after, err := e.readRank(ctxT(t), e.plan(client.RunCommand{Run: rec.Run}).Ranks[0])
 			require.NoError(t, err)
 			require.Equal(t, w1, after)
-			info = e.info(runDesc(t, map[string]any{"recipe": mixRecipe("p"), "world_size": 1}))
-			var next runRecord
-			require.NoError(t, json.Unmarshal(info.AppMetadata, &next))
-			require.NotEqual(t, rec.Run, next.Run)
-			require.Equal(t, int64(1041), next.Components[0].Rows)
+			next, err := e.c.Resolve(ctxT(t), mixRecipe("p"), 1)
+			require.NoError(t, err)
+			require.NotEqual(t, rec.Run, next.Record.Run)
+			require.Equal(t, int64(1041), next.Record.Components[0].Rows)
 		})
 	}
 }
@@ -217,13 +198,13 @@ func TestRunBadInput(t *testing.T) {
 	bld.Release()
 	require.NoError(t, err)
 
-	info := e.info(runDesc(t, map[string]any{"recipe": mixRecipe("p"), "world_size": 4}))
-	var rec runRecord
-	require.NoError(t, json.Unmarshal(info.AppMetadata, &rec))
+	plan, err := e.c.Resolve(ctxT(t), mixRecipe("p"), 4)
+	require.NoError(t, err)
+	rec := plan.Record
 	before := snapshot(t, b)
 
 	recipeWith := func(edit func(r map[string]any)) map[string]any {
-		r := mixRecipe("p")
+		r := mixRecipeMap("p")
 		edit(r)
 		return map[string]any{"recipe": r, "world_size": 2}
 	}
@@ -239,10 +220,10 @@ func TestRunBadInput(t *testing.T) {
 		{"negative weight", recipeWith(func(r map[string]any) { comp(r, 0)["weight"] = -0.5 }), codes.InvalidArgument, []string{"weight -0.5"}},
 		{"zero batch", recipeWith(func(r map[string]any) { r["batch_size"] = 0 }), codes.InvalidArgument, []string{"batch_size 0"}},
 		{"unknown recipe field", recipeWith(func(r map[string]any) { r["sed"] = 1 }), codes.InvalidArgument, []string{`unknown field "sed"`}},
-		{"unknown command field", map[string]any{"recipe": mixRecipe("p"), "world": 2}, codes.InvalidArgument, []string{`unknown field "world"`}},
-		{"recipe and run", map[string]any{"recipe": mixRecipe("p"), "run": rec.Run}, codes.InvalidArgument, []string{"not both"}},
-		{"world 0", map[string]any{"recipe": mixRecipe("p"), "world_size": 0}, codes.InvalidArgument, []string{"world_size 0"}},
-		{"world 3", map[string]any{"recipe": mixRecipe("p"), "world_size": 3}, codes.InvalidArgument, []string{"world_size 3 does not divide batch_size 64"}},
+		{"unknown command field", map[string]any{"recipe": mixRecipeMap("p"), "world": 2}, codes.InvalidArgument, []string{`unknown field "world"`}},
+		{"recipe and run", map[string]any{"recipe": mixRecipeMap("p"), "run": rec.Run}, codes.InvalidArgument, []string{"not both"}},
+		{"world 0", map[string]any{"recipe": mixRecipeMap("p"), "world_size": 0}, codes.InvalidArgument, []string{"world_size 0"}},
+		{"world 3", map[string]any{"recipe": mixRecipeMap("p"), "world_size": 3}, codes.InvalidArgument, []string{"world_size 3 does not divide batch_size 64"}},
 		{"unknown project", recipeWith(func(r map[string]any) { comp(r, 1)["project"] = "nope" }), codes.NotFound, []string{"component 1", "nope"}},
 		{"unknown table", recipeWith(func(r map[string]any) { comp(r, 0)["table"] = "nope" }), codes.NotFound, []string{"component 0", "nope"}},
 		{"unknown ref", recipeWith(func(r map[string]any) { comp(r, 0)["ref"] = "nope" }), codes.NotFound, []string{"nope"}},
@@ -263,39 +244,97 @@ func TestRunBadInput(t *testing.T) {
 	require.Equal(t, before, snapshot(t, b), "a rejected call changes nothing")
 
 	// A rank ticket altered: rejected.
-	tkt := append([]byte(nil), info.Endpoint[1].Ticket.Ticket...)
+	tkt := append([]byte(nil), plan.Ranks[1].Ticket...)
 	tkt[len(tkt)/2] ^= 1
-	_, _, err = e.readRank(ctxT(t), &arrowflight.Ticket{Ticket: tkt})
+	_, err = e.readRank(ctxT(t), client.RankEndpoint{Ticket: tkt})
 	requireCode(t, err, codes.InvalidArgument, "ticket")
+	require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
 }
 
-// TestRunBigSteps: a step is one message; with wide rows it exceeds gRPC's
-// 4 MiB default, which a client raises with MaxCallRecvMsgSize. A client
-// that cancels mid-stream leaves nothing allocated on the server.
+// TestRunBigSteps: a step of 64 rows of 1 MiB (64 MiB) reaches a client
+// with gRPC's default 4 MiB receive limit as several messages, reassembled
+// exactly; a client that cancels mid-stream leaves nothing allocated on the
+// server.
 func TestRunBigSteps(t *testing.T) {
-	e := newEnv(t, bucket.NewMem(), envOpts{})
+	if testing.Short() {
+		t.Skip("streams 256 MiB: skipped with -short")
+	}
+	e := newEnv(t, bucket.NewMem(), envOpts{tables: func(o *tables.Options) { o.RowGroupRows = 32 }})
 	e.createProject("p")
-	e.mustPut("p", "main", "a", 0, 200, 50, 64<<10)
-	e.mustPut("p", "main", "b", 0, 200, 50, 64<<10)
-	info := e.info(runDesc(t, map[string]any{"recipe": map[string]any{"seed": 1, "batch_size": 96, "components": []map[string]any{
-		{"project": "p", "table": "a"}, {"project": "p", "table": "b"}}}, "world_size": 1}))
-	_, _, err := e.readRank(ctxT(t), info.Endpoint[0].Ticket)
-	requireCode(t, err, codes.ResourceExhausted, "larger than max")
-
-	big := newEnv(t, e.b, envOpts{dial: []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20))}})
-	steps, _, err := big.readRank(ctxT(t), info.Endpoint[0].Ticket)
+	const blob = 1<<20 + 17
+	e.mustPut("p", "main", "a", 0, 128, 16, blob)
+	plan, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 1, BatchSize: 64, Components: []client.Component{{Project: "p", Table: "a"}}}, 1)
 	require.NoError(t, err)
-	require.Len(t, steps, 5)
+	require.EqualValues(t, 2, plan.Record.Steps)
+
+	seen := map[int64]bool{}
+	for st, err := range e.c.ReadRank(ctxT(t), plan.Ranks[0]) {
+		require.NoError(t, err)
+		rec := st.Batch
+		require.EqualValues(t, 64, rec.NumRows())
+		require.Greater(t, st.Messages, 16, "a 64 MiB step in messages of at most 3 MiB")
+		ids := rec.Column(0).(*array.Int64)
+		blobs := rec.Column(2).(*array.Binary)
+		rows := rec.Column(rec.Schema().FieldIndices(mix.RowColumn)[0]).(*array.Int64)
+		for i := range ids.Len() {
+			id := ids.Value(i)
+			require.Equal(t, rows.Value(i), id)
+			require.False(t, seen[id], "row %d twice", id)
+			seen[id] = true
+			v := blobs.Value(i)
+			require.Len(t, v, blob)
+			for k := 0; k < len(v); k += 4099 {
+				require.Equal(t, byte(id)^byte(k), v[k], "row %d byte %d", id, k)
+			}
+		}
+	}
+	require.Len(t, seen, 128, "every row once")
 
 	// Cancel after the first step.
 	ctx, cancel := context.WithCancel(ctxT(t))
-	stream, err := big.client.DoGet(ctx, info.Endpoint[0].Ticket)
-	require.NoError(t, err)
-	r, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(big.cmem))
-	require.NoError(t, err)
-	require.True(t, r.Next())
-	cancel()
-	for r.Next() {
+	for _, err := range e.c.ReadRank(ctx, plan.Ranks[0]) {
+		require.NoError(t, err)
+		cancel()
+		break
 	}
-	r.Release()
+	cancel()
+}
+
+// TestStepMessages: steps under StepMessageBytes stay one message with
+// the old metadata {"run","step"}; bigger ones are parts in order.
+func TestStepMessages(t *testing.T) {
+	e := newEnv(t, bucket.NewMem(), envOpts{flight: func(o *flight.Options) { o.StepMessageBytes = 4 << 10 }})
+	e.createProject("p")
+	e.mustPut("p", "main", "a", 0, 100, 100, 1000)
+	e.mustPut("p", "main", "b", 0, 100, 100, 10)
+	for _, tc := range []struct {
+		table string
+		parts bool
+	}{{"a", true}, {"b", false}} {
+		t.Run(tc.table, func(t *testing.T) {
+			plan, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 1, BatchSize: 20, Components: []client.Component{{Project: "p", Table: tc.table}}}, 1)
+			require.NoError(t, err)
+			stream, err := e.client.DoGet(ctxT(t), &arrowflight.Ticket{Ticket: plan.Ranks[0].Ticket})
+			require.NoError(t, err)
+			r, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(e.cmem))
+			require.NoError(t, err)
+			defer r.Release()
+			var metas []string
+			for r.Next() {
+				metas = append(metas, string(r.LatestAppMetadata()))
+			}
+			require.NoError(t, r.Err())
+			run := plan.Record.Run
+			if !tc.parts {
+				require.Len(t, metas, 5)
+				require.Equal(t, fmt.Sprintf(`{"run":%q,"step":0}`, run), metas[0])
+				return
+			}
+			require.Greater(t, len(metas), 5)
+			require.Regexp(t, fmt.Sprintf(`^\{"run":%q,"step":0,"part":0,"parts":[0-9]+\}$`, run), metas[0])
+			steps, err := e.readRank(ctxT(t), plan.Ranks[0])
+			require.NoError(t, err)
+			require.Len(t, steps, 5)
+		})
+	}
 }

@@ -5,89 +5,50 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
 
-// scanRequest is a table at a ref with a projection: what a path
-// descriptor [project, ref, table] or a {"scan": …} command asks for.
-type scanRequest struct {
-	Project string   `json:"project"`
-	Ref     string   `json:"ref"`
-	Table   string   `json:"table"`
-	Columns []string `json:"columns"`
-}
-
-// commands lists the GetFlightInfo commands, for error messages.
-const commands = `{"scan": {"project","ref","table","columns"?}}, ` + mixCommands
-
 // parseDescriptor turns a GetFlightInfo or GetSchema descriptor into a scan
-// request or a run request ({"recipe"} or {"run"}); exactly one is set.
-func parseDescriptor(d *arrowflight.FlightDescriptor) (*scanRequest, *mixRequest, error) {
+// request or a run command; exactly one is set.
+func parseDescriptor(d *arrowflight.FlightDescriptor) (*client.ScanRequest, *client.RunCommand, error) {
 	switch d.GetType() {
 	case arrowflight.DescriptorPATH:
 		path := d.GetPath()
 		if len(path) != 3 {
 			return nil, nil, fmt.Errorf("%w: path %q has %d parts; want [project, ref, table]", ErrBadRequest, path, len(path))
 		}
-		return &scanRequest{Project: path[0], Ref: path[1], Table: path[2]}, nil, nil
+		return &client.ScanRequest{Project: path[0], Ref: path[1], Table: path[2]}, nil, nil
 	case arrowflight.DescriptorCMD:
-		return parseCommand(d.GetCmd())
-	}
-	return nil, nil, fmt.Errorf("%w: descriptor type %v; send a path [project, ref, table] or a JSON command: %s", ErrBadRequest, d.GetType(), commands)
-}
-
-func parseCommand(cmd []byte) (*scanRequest, *mixRequest, error) {
-	var top map[string]json.RawMessage
-	if err := decodeBody("command", cmd, &top); err != nil {
-		return nil, nil, err
-	}
-	switch {
-	case top["scan"] != nil:
-		if len(top) != 1 {
-			return nil, nil, fmt.Errorf("%w: a scan command has the one key \"scan\"; got %s", ErrBadRequest, keys(top))
+		var cmd client.Command
+		if err := decode(ErrBadRequest, "command", d.GetCmd(), &cmd); err != nil {
+			return nil, nil, fmt.Errorf("%w; commands are: %s", err, client.Commands)
 		}
-		var req scanRequest
-		if err := decodeBody("scan command", top["scan"], &req); err != nil {
-			return nil, nil, err
+		if cmd.Scan != nil {
+			return cmd.Scan, nil, nil
 		}
-		return &req, nil, nil
-	case top["recipe"] != nil || top["run"] != nil:
-		req, err := parseMixCommand(cmd)
-		return nil, req, err
+		return nil, &cmd.RunCommand, nil
 	}
-	return nil, nil, fmt.Errorf("%w: unknown command with keys %s; commands are: %s", ErrBadRequest, keys(top), commands)
-}
-
-func keys(m map[string]json.RawMessage) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, fmt.Sprintf("%q", k))
-	}
-	slices.Sort(ks)
-	return "[" + strings.Join(ks, ", ") + "]"
+	return nil, nil, fmt.Errorf("%w: descriptor type %v; send a path [project, ref, table] or a JSON command: %s", ErrBadRequest, d.GetType(), client.Commands)
 }
 
 // resolve validates a scan request and pins it to a table version.
-func (s *Service) resolve(ctx context.Context, r *scanRequest) (*tables.Version, *arrow.Schema, error) {
-	p, err := parseProject("scan", r.Project)
-	if err != nil {
-		return nil, nil, err
+func (s *Service) resolve(ctx context.Context, r *client.ScanRequest) (*tables.Version, *arrow.Schema, error) {
+	if err := r.Validate(); err != nil {
+		return nil, nil, kindError{kind: ErrBadRequest, err: fmt.Errorf("scan: %w", err)}
 	}
-	if err := required("scan", "table", r.Table); err != nil {
+	p, err := parseProject(r.Project)
+	if err != nil {
 		return nil, nil, err
 	}
 	t, err := versions.ParseTableName(r.Table)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := required("scan", "ref", r.Ref); err != nil {
 		return nil, nil, err
 	}
 	v, err := s.tables.Table(ctx, p, r.Ref, t)
@@ -127,6 +88,7 @@ func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor
 // GetFlightInfo plans a scan (schema, row count, endpoints) or a run (one
 // endpoint per rank).
 func (s *Service) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	s.hook("GetFlightInfo")
 	info, err := func() (*arrowflight.FlightInfo, error) {
 		req, mreq, err := parseDescriptor(d)
 		if err != nil {
@@ -199,9 +161,7 @@ func (s *Service) ListFlights(c *arrowflight.Criteria, stream arrowflight.Flight
 // flightInfo describes a scan of v: one endpoint per group of consecutive
 // blocks of about EndpointBytes, each with a ticket pinned to v's commit.
 func (s *Service) flightInfo(d *arrowflight.FlightDescriptor, v *tables.Version, schema *arrow.Schema, columns []string) (*arrowflight.FlightInfo, error) {
-	meta, err := json.Marshal(struct {
-		Commit versions.CommitID `json:"commit"`
-	}{v.Commit})
+	meta, err := json.Marshal(client.ScanMetadata{Commit: string(v.Commit)})
 	if err != nil {
 		return nil, err
 	}
@@ -256,6 +216,7 @@ func endpointGroups(v *tables.Version, target int64) []blockGroup {
 // DoGet streams the rows a ticket names.
 func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
+	s.hook("DoGet")
 	err := func() error {
 		kind, payload, err := decodeTicket(t.GetTicket())
 		if err != nil {

@@ -28,48 +28,61 @@ type Service struct {
 	tables *tables.Store
 	v      *versions.Store
 	mix    *mix.Engine
+	auth   Authorizer
 	opts   Options
 	mem    memory.Allocator
 	log    *slog.Logger
+	// beforeCall, when set (tests only), runs at the start of DoAction,
+	// GetFlightInfo and DoGet with the method's name.
+	beforeCall func(method string)
 }
 
 var _ arrowflight.FlightServer = (*Service)(nil)
 
-// New returns a Service serving the tables of t.
-func New(t *tables.Store, opts Options) (*Service, error) {
-	if t == nil {
-		return nil, errors.New("flight: New needs a tables.Store")
+// Authorizer decides whether a call may run. It is the seam for tokens
+// and scopes (issue 11); nil allows every call.
+type Authorizer interface {
+	// Authorize returns nil to allow the call to method, or an error
+	// wrapping errdefs.ErrUnauthenticated or errdefs.ErrPermissionDenied.
+	Authorize(ctx context.Context, method string) error
+}
+
+// Parts are what a Service serves, built by the caller (cmd/flightd wires
+// them in one place) and owned by it: the Service closes none of them.
+type Parts struct {
+	// Tables is the store of tables; required.
+	Tables *tables.Store
+	// Mix serves training runs; required. Build it over Tables.
+	Mix *mix.Engine
+	// Authorizer checks every call; nil allows all (loopback development).
+	Authorizer Authorizer
+	// Metrics: a prometheus.Registerer joins here with issue 11's metrics
+	// (not a dependency yet).
+}
+
+// New returns a Service serving parts.
+func New(parts Parts, opts Options) (*Service, error) {
+	switch {
+	case parts.Tables == nil:
+		return nil, errors.New("flight: New needs Parts.Tables")
+	case parts.Mix == nil:
+		return nil, errors.New("flight: New needs Parts.Mix (mix.New over Parts.Tables)")
 	}
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{tables: t, v: t.Versions(), opts: opts, mem: opts.Allocator, log: opts.Logger}
+	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, auth: parts.Authorizer, opts: opts, mem: opts.Allocator, log: opts.Logger}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	mo := opts.Mix
-	if mo.Allocator == nil {
-		mo.Allocator = s.mem
-	}
-	if mo.Logger == nil {
-		mo.Logger = s.log
-	}
-	var err error
-	if s.mix, err = mix.New(t, mo); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 
 // MixStats returns the counters of the block cache that serves runs.
 func (s *Service) MixStats() mix.Stats { return s.mix.Stats() }
-
-// Close drops the Service's caches (their Arrow memory). Serve calls it
-// when it returns.
-func (s *Service) Close() { s.mix.Close() }
 
 // Ping checks that the store answers: it lists at most one key.
 func (s *Service) Ping(ctx context.Context) error {
@@ -87,12 +100,13 @@ func (s *Service) Ping(ctx context.Context) error {
 // flight.Server hides; Weft uses no Flight auth handler, the one thing
 // flight.NewServerWithMiddleware would add.
 func (s *Service) NewServer() *grpc.Server {
-	srv := grpc.NewServer(
+	opts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageBytes),
 		grpc.WaitForHandlers(true),
-		grpc.ChainUnaryInterceptor(s.logUnary),
-		grpc.ChainStreamInterceptor(s.logStream),
-	)
+		grpc.ChainUnaryInterceptor(s.logUnary, s.recoverUnary, s.authUnary),
+		grpc.ChainStreamInterceptor(s.logStream, s.recoverStream, s.authStream),
+	}, s.opts.ServerOptions...)
+	srv := grpc.NewServer(opts...)
 	arrowflight.RegisterFlightServiceServer(srv, s)
 	return srv
 }
@@ -100,9 +114,8 @@ func (s *Service) NewServer() *grpc.Server {
 // Serve serves Flight on lis until ctx ends, then stops accepting calls,
 // lets running calls finish for up to Options.ShutdownGrace, cancels the
 // rest, and returns once every handler has returned. It returns nil after
-// a shutdown asked for by ctx. It closes lis, and the Service (Close).
+// a shutdown asked for by ctx. It closes lis; the Parts stay open.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	defer s.Close()
 	srv := s.NewServer()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()

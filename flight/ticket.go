@@ -79,13 +79,8 @@ func decodeTicket(t []byte) (ticketKind, []byte, error) {
 // decodeScanTicket parses and validates a scan ticket's payload.
 func decodeScanTicket(payload []byte) (*scanTicket, error) {
 	var st scanTicket
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil {
-		return nil, fmt.Errorf("%w: scan ticket payload: %w", ErrBadTicket, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: scan ticket payload has trailing data", ErrBadTicket)
+	if err := decode(ErrBadTicket, "scan ticket payload", payload, &st); err != nil {
+		return nil, err
 	}
 	if _, err := versions.ParseProjectName(string(st.Project)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadTicket, err)

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -16,14 +14,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/internal/s3test"
 )
 
@@ -77,9 +73,8 @@ func (p *flightdProc) kill() {
 	<-p.done
 }
 
-func dial(t *testing.T, addr string) arrowflight.Client {
-	c, err := arrowflight.NewClientWithMiddleware(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+func dial(t *testing.T, addr string) *client.Client {
+	c, err := client.Dial(addr, client.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -92,13 +87,8 @@ var e2eSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // putRows appends rows [first, first+n) (id = ordinal) in one DoPut.
-func putRows(t *testing.T, c arrowflight.Client, table string, first, n int64) {
+func putRows(t *testing.T, c *client.Client, table string, first, n int64) {
 	t.Helper()
-	ctx := context.Background()
-	stream, err := c.DoPut(ctx)
-	require.NoError(t, err)
-	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(e2eSchema))
-	w.SetFlightDescriptor(&arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"robotics", "main", table}})
 	b := array.NewRecordBuilder(memory.DefaultAllocator, e2eSchema)
 	defer b.Release()
 	img := make([]byte, 300)
@@ -115,59 +105,41 @@ func putRows(t *testing.T, c arrowflight.Client, table string, first, n int64) {
 		b.Field(2).(*array.BinaryBuilder).Append(img)
 	}
 	rec := b.NewRecordBatch()
-	require.NoError(t, w.Write(rec))
+	r, err := array.NewRecordReader(e2eSchema, []arrow.RecordBatch{rec})
 	rec.Release()
-	require.NoError(t, w.Close())
-	require.NoError(t, stream.CloseSend())
-	for {
-		_, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-	}
+	require.NoError(t, err)
+	defer r.Release()
+	_, err = c.Put(context.Background(), client.PutDescriptor{Project: "robotics", Branch: "main", Table: table}, r)
+	require.NoError(t, err)
 }
 
-func runInfo(c arrowflight.Client, cmd map[string]any) (*arrowflight.FlightInfo, string, error) {
-	raw, _ := json.Marshal(cmd)
-	info, err := c.GetFlightInfo(context.Background(), &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: raw})
+func plan(c *client.Client, cmd client.RunCommand) (*client.RunPlan, string, error) {
+	p, err := c.PlanRun(context.Background(), cmd)
 	if err != nil {
 		return nil, "", err
 	}
-	var rec struct{ Run string }
-	if err := json.Unmarshal(info.AppMetadata, &rec); err != nil {
-		return nil, "", err
-	}
-	return info, rec.Run, nil
+	return p, p.Record.Run, nil
 }
+
+func world(w int) *int { return &w }
 
 // readRank returns a rank's steps: the (component, row) pairs of each,
 // checking that every row is the row its _row names.
-func readRank(t *testing.T, c arrowflight.Client, ep *arrowflight.FlightEndpoint, run string) map[int64][][2]int64 {
+func readRank(t *testing.T, c *client.Client, ep client.RankEndpoint, run string) map[int64][][2]int64 {
 	t.Helper()
-	stream, err := c.DoGet(context.Background(), ep.Ticket)
-	require.NoError(t, err)
-	r, err := arrowflight.NewRecordReader(stream)
-	require.NoError(t, err)
-	defer r.Release()
 	out := map[int64][][2]int64{}
-	for r.Next() {
-		rec := r.RecordBatch()
-		var meta struct {
-			Run  string
-			Step int64
-		}
-		require.NoError(t, json.Unmarshal(r.LatestAppMetadata(), &meta))
-		require.Equal(t, run, meta.Run)
+	for st, err := range c.ReadRank(context.Background(), ep) {
+		require.NoError(t, err)
+		require.Equal(t, run, st.Run)
+		rec := st.Batch
 		ids := rec.Column(0).(*array.Int64)
 		comps := rec.Column(3).(*array.Int32)
 		rows := rec.Column(4).(*array.Int64)
 		for i := range ids.Len() {
 			require.Equal(t, rows.Value(i), ids.Value(i))
-			out[meta.Step] = append(out[meta.Step], [2]int64{int64(comps.Value(i)), rows.Value(i)})
+			out[st.Step] = append(out[st.Step], [2]int64{int64(comps.Value(i)), rows.Value(i)})
 		}
 	}
-	require.NoError(t, r.Err())
 	return out
 }
 
@@ -192,20 +164,17 @@ func TestEndToEnd(t *testing.T) {
 			args, env := store(t)
 			srv := startFlightd(t, env, args...)
 			c := dial(t, srv.addr)
-			raw, _ := json.Marshal(map[string]string{"project": "robotics"})
-			stream, err := c.DoAction(context.Background(), &arrowflight.Action{Type: "create_project", Body: raw})
-			require.NoError(t, err)
-			_, err = stream.Recv()
+			_, err := c.CreateProject(context.Background(), "robotics")
 			require.NoError(t, err)
 			putRows(t, c, "failed", 0, 941)
 			putRows(t, c, "nominal", 0, 2203)
 
-			recipe := map[string]any{"seed": 2048, "batch_size": 64, "components": []map[string]any{
-				{"project": "robotics", "table": "failed", "weight": 0.3},
-				{"project": "robotics", "table": "nominal", "weight": 0.7}}}
-			info, run, err := runInfo(c, map[string]any{"recipe": recipe, "world_size": 1})
+			recipe := &client.Recipe{Seed: 2048, BatchSize: 64, Components: []client.Component{
+				{Project: "robotics", Table: "failed", Weight: 0.3},
+				{Project: "robotics", Table: "nominal", Weight: 0.7}}}
+			info, run, err := plan(c, client.RunCommand{Recipe: recipe, WorldSize: world(1)})
 			require.NoError(t, err)
-			w1 := readRank(t, c, info.Endpoint[0], run)
+			w1 := readRank(t, c, info.Ranks[0], run)
 			steps := int64(len(w1))
 			require.EqualValues(t, (941+2203+63)/64, steps)
 			for s := range steps {
@@ -216,10 +185,10 @@ func TestEndToEnd(t *testing.T) {
 				require.Contains(t, []int{19, 20}, n, "step %d", s)
 			}
 			for _, w := range []int{2, 4, 8} {
-				info, again, err := runInfo(c, map[string]any{"recipe": recipe, "world_size": w})
+				info, again, err := plan(c, client.RunCommand{Recipe: recipe, WorldSize: world(w)})
 				require.NoError(t, err)
 				require.Equal(t, run, again)
-				for r, ep := range info.Endpoint {
+				for r, ep := range info.Ranks {
 					got := readRank(t, c, ep, run)
 					for s := range steps {
 						for i, p := range got[s] {
@@ -230,9 +199,9 @@ func TestEndToEnd(t *testing.T) {
 			}
 
 			// kill -9 mid-stream, then a NEW process over the same store.
-			info, _, err = runInfo(c, map[string]any{"run": run, "world_size": 4, "start_step": 10})
+			info, _, err = plan(c, client.RunCommand{Run: run, WorldSize: world(4), StartStep: 10})
 			require.NoError(t, err)
-			ds, err := c.DoGet(context.Background(), info.Endpoint[1].Ticket)
+			ds, err := c.Flight().DoGet(context.Background(), &arrowflight.Ticket{Ticket: info.Ranks[1].Ticket})
 			require.NoError(t, err)
 			_, err = ds.Recv()
 			require.NoError(t, err)
@@ -242,9 +211,9 @@ func TestEndToEnd(t *testing.T) {
 			}
 			srv2 := startFlightd(t, env, args...)
 			c2 := dial(t, srv2.addr)
-			info, _, err = runInfo(c2, map[string]any{"run": run, "world_size": 8, "start_step": 10})
+			info, _, err = plan(c2, client.RunCommand{Run: run[:12], WorldSize: world(8), StartStep: 10})
 			require.NoError(t, err)
-			for r, ep := range info.Endpoint {
+			for r, ep := range info.Ranks {
 				got := readRank(t, c2, ep, run)
 				require.Len(t, got, int(steps-10))
 				for s := int64(10); s < steps; s++ {
@@ -256,25 +225,25 @@ func TestEndToEnd(t *testing.T) {
 
 			// A mid-run commit changes nothing in the run; the recipe now is a new run.
 			putRows(t, c2, "failed", 941, 59)
-			info, _, err = runInfo(c2, map[string]any{"run": run, "world_size": 1})
+			info, _, err = plan(c2, client.RunCommand{Run: run})
 			require.NoError(t, err)
-			require.Equal(t, w1, readRank(t, c2, info.Endpoint[0], run))
-			_, again, err := runInfo(c2, map[string]any{"recipe": recipe, "world_size": 1})
+			require.Equal(t, w1, readRank(t, c2, info.Ranks[0], run))
+			_, again, err := plan(c2, client.RunCommand{Recipe: recipe})
 			require.NoError(t, err)
 			require.NotEqual(t, run, again)
 
 			// Bad inputs get their codes.
 			for _, tc := range []struct {
-				cmd  map[string]any
+				cmd  client.RunCommand
 				code codes.Code
 				msg  string
 			}{
-				{map[string]any{"recipe": recipe, "world_size": 3}, codes.InvalidArgument, "does not divide"},
-				{map[string]any{"run": run, "start_step": steps}, codes.InvalidArgument, fmt.Sprintf("start_step %d", steps)},
-				{map[string]any{"run": otherRun(run), "world_size": 1}, codes.NotFound, "no run"},
-				{map[string]any{"recipe": map[string]any{"seed": 1, "batch_size": 8, "components": []map[string]any{{"project": "robotics", "table": "nope"}}}}, codes.NotFound, "nope"},
+				{client.RunCommand{Recipe: recipe, WorldSize: world(3)}, codes.InvalidArgument, "does not divide"},
+				{client.RunCommand{Run: run, StartStep: steps}, codes.InvalidArgument, fmt.Sprintf("start_step %d", steps)},
+				{client.RunCommand{Run: otherRun(run), WorldSize: world(1)}, codes.NotFound, "no run"},
+				{client.RunCommand{Recipe: &client.Recipe{Seed: 1, BatchSize: 8, Components: []client.Component{{Project: "robotics", Table: "nope"}}}}, codes.NotFound, "nope"},
 			} {
-				_, _, err := runInfo(c2, tc.cmd)
+				_, _, err := plan(c2, tc.cmd)
 				require.Equal(t, tc.code, status.Code(err), "%v", err)
 				require.ErrorContains(t, err, tc.msg)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -26,6 +27,7 @@ type serveConfig struct {
 	logLevel  string
 	logFormat string
 	flight    flight.Options
+	mix       mix.Options
 	tables    tables.Options
 	versions  versions.Options
 	// memoryLimit is the Go runtime's soft memory limit; 0 means the
@@ -39,8 +41,8 @@ const memoryHeadroom = 512 << 20
 
 func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fo, to, vo := flight.DefaultOptions(), tables.DefaultOptions(), versions.DefaultOptions()
-	*cfg = serveConfig{store: bucket.DefaultStore, addr: "127.0.0.1:8815", logLevel: "info", logFormat: "text", flight: fo, tables: to, versions: vo}
+	fo, mo, to, vo := flight.DefaultOptions(), mix.DefaultOptions(), tables.DefaultOptions(), versions.DefaultOptions()
+	*cfg = serveConfig{store: bucket.DefaultStore, addr: "127.0.0.1:8815", logLevel: "info", logFormat: "text", flight: fo, mix: mo, tables: to, versions: vo}
 
 	fs.StringVar(&cfg.store, "store", cfg.store, "store `URL`: a directory, file://DIR, or s3://BUCKET[/PREFIX]")
 	fs.StringVar(&cfg.s3.Endpoint, "s3-endpoint", "", "S3 endpoint `URL` for s3:// stores, e.g. http://127.0.0.1:9000 (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
@@ -54,10 +56,11 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	sizeVar(fs, &cfg.flight.MaxRecvMessageBytes, "max-message-size", "largest gRPC message accepted, i.e. one DoPut batch: a `SIZE` like 256MiB, 64KiB or 1048576")
 	size64Var(fs, &cfg.flight.BatchBytes, "scan-batch-size", "target `SIZE` of one DoGet batch; keep it under 4MiB, gRPC clients' default limit")
 	size64Var(fs, &cfg.flight.EndpointBytes, "scan-endpoint-size", "target Parquet `SIZE` of one scan endpoint (row groups are grouped into endpoints of about this size)")
+	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
-	size64Var(fs, &cfg.flight.Mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
+	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
 	size64Var(fs, &cfg.memoryLimit, "memory-limit", "soft limit of the Go heap (`SIZE`), so the garbage collector keeps RSS near it rather than at twice the live heap; 0 means --cache-size plus 512MiB; $GOMEMLIMIT, if set, wins")
-	fs.IntVar(&cfg.flight.Mix.Prefetch, "mix-prefetch", cfg.flight.Mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
+	fs.IntVar(&cfg.mix.Prefetch, "mix-prefetch", cfg.mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
 	fs.Int64Var(&cfg.tables.RowGroupRows, "row-group-rows", cfg.tables.RowGroupRows, "most rows in one Parquet row group of a written file (`N`)")
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")
@@ -138,8 +141,11 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg.flight.Logger, cfg.tables.Logger, cfg.versions.Logger = log, log, log
+	cfg.flight.Logger, cfg.mix.Logger, cfg.tables.Logger, cfg.versions.Logger = log, log, log, log
 	if err := cfg.flight.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	if err := cfg.mix.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	if err := cfg.tables.Validate(); err != nil {
@@ -155,6 +161,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("cannot open the store: %v", err)
 	}
+	// The parts, built here and handed to the Flight service.
 	v, err := versions.New(b, cfg.versions)
 	if err != nil {
 		return usageErr("%v", err)
@@ -163,7 +170,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	svc, err := flight.New(t, cfg.flight)
+	engine, err := mix.New(t, cfg.mix)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer engine.Close()
+	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -177,7 +189,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("cannot listen on --addr %s: %v", cfg.addr, err)
 	}
 	limit := memoryLimit(cfg)
-	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.flight.Mix.CacheBytes), "memory_limit", limit)
+	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit)
 	if err := svc.Serve(ctx, lis); err != nil {
 		log.Error("server failed", "err", err)
 		return exitFail
@@ -193,7 +205,7 @@ func memoryLimit(cfg serveConfig) string {
 	}
 	limit := cfg.memoryLimit
 	if limit == 0 {
-		limit = cfg.flight.Mix.CacheBytes + memoryHeadroom
+		limit = cfg.mix.CacheBytes + memoryHeadroom
 	}
 	debug.SetMemoryLimit(limit)
 	return formatBytes(limit)

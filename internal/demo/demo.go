@@ -12,7 +12,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,18 +20,16 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
@@ -85,9 +82,16 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	mo := mix.DefaultOptions()
+	mo.Logger = slog.New(slog.DiscardHandler)
+	engine, err := mix.New(ts, mo)
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
 	fo := flight.DefaultOptions()
 	fo.Logger = slog.New(slog.DiscardHandler)
-	svc, err := flight.New(ts, fo)
+	svc, err := flight.New(flight.Parts{Tables: ts, Mix: engine}, fo)
 	if err != nil {
 		return err
 	}
@@ -102,20 +106,17 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		stop()
 		<-served
 	}()
-	c, err := arrowflight.NewClientWithMiddleware(lis.Addr().String(), nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		// One step's slice is one message: raise gRPC's 4 MiB default.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
+	c, err := client.Dial(lis.Addr().String(), client.Options{})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	cl := &client{c: c, mem: memory.DefaultAllocator}
+	cl := &demoClient{c: c, mem: memory.DefaultAllocator}
 
 	p("Weft demo: a Flight server at grpc://%s over the local-directory store %s", lis.Addr(), cfg.Dir)
 	p("")
 	p("1. Store two tables of synthetic grasp episodes (episode_id, frame, action float32[7], success, wrist_camera %d B)", imageBytes)
-	if err := cl.action(ctx, "create_project", map[string]string{"project": project}, nil); err != nil {
+	if _, err := c.CreateProject(ctx, project); err != nil {
 		return err
 	}
 	for _, t := range []struct {
@@ -133,15 +134,16 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	p("")
 	p("2. Train on the mix failed_grasps 0.3 / nominal_grasps 0.7, seed %d, batch %d, as %d ranks", seed, batchSize, firstWorld)
-	recipe := map[string]any{"seed": seed, "batch_size": batchSize, "components": []map[string]any{
-		{"project": project, "table": "failed_grasps", "weight": 0.3},
-		{"project": project, "table": "nominal_grasps", "weight": 0.7},
+	recipe := client.Recipe{Seed: seed, BatchSize: batchSize, Components: []client.Component{
+		{Project: project, Table: "failed_grasps", Weight: 0.3},
+		{Project: project, Table: "nominal_grasps", Weight: 0.7},
 	}}
-	info, rec, err := cl.runInfo(ctx, map[string]any{"recipe": recipe, "world_size": firstWorld})
+	info, err := c.Resolve(ctx, recipe, firstWorld)
 	if err != nil {
 		return err
 	}
-	p("   run %s: %d steps, %d endpoints (one per rank), every table pinned:", rec.Run[:16], rec.Steps, len(info.Endpoint))
+	rec := info.Record
+	p("   run %s: %d steps, %d endpoints (one per rank), every table pinned:", rec.Run[:16], rec.Steps, len(info.Ranks))
 	for _, c := range rec.Components {
 		unit := "blocks"
 		if len(c.Blocks) == 1 {
@@ -167,15 +169,15 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	p("   +1000 rows: failed_grasps is now %d rows at commit %s", failedRows+1000, commit[:12])
-	_, rec2, err := cl.runInfo(ctx, map[string]any{"recipe": recipe, "world_size": firstWorld})
+	again, err := c.Resolve(ctx, recipe, firstWorld)
 	if err != nil {
 		return err
 	}
-	p("   the same recipe resolved now is a new run (%s…); the running one is pinned and does not change", rec2.Run[:12])
+	p("   the same recipe resolved now is a new run (%s…); the running one is pinned and does not change", again.Record.Run[:12])
 
 	p("")
 	p("4. The job restarts on %d ranks from the saved step: {\"run\": \"%s…\", \"world_size\": %d, \"start_step\": %d}", secondWorld, rec.Run[:12], secondWorld, savedStep)
-	info8, _, err := cl.runInfo(ctx, map[string]any{"run": rec.Run, "world_size": secondWorld, "start_step": savedStep})
+	info8, err := c.Resume(ctx, rec.Run[:16], secondWorld, savedStep)
 	if err != nil {
 		return err
 	}
@@ -211,75 +213,30 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	return nil
 }
 
-// client is a small Flight client for the demo.
-type client struct {
-	c   arrowflight.Client
+// demoClient reads and writes the demo's data through the Weft client.
+type demoClient struct {
+	c   *client.Client
 	mem memory.Allocator
 }
 
-func (c *client) action(ctx context.Context, name string, body, into any) error {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	stream, err := c.c.DoAction(ctx, &arrowflight.Action{Type: name, Body: raw})
-	if err != nil {
-		return err
-	}
-	for {
-		r, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if into != nil {
-			if err := json.Unmarshal(r.Body, into); err != nil {
-				return err
-			}
-		}
-	}
-}
-
 // put appends rows [first, first+n) of synthetic episodes as one commit.
-func (c *client) put(ctx context.Context, table string, first, n int64, success bool) (string, error) {
-	stream, err := c.c.DoPut(ctx)
+func (c *demoClient) put(ctx context.Context, table string, first, n int64, success bool) (string, error) {
+	rng := rand.New(rand.NewPCG(uint64(first), uint64(len(table))))
+	var recs []arrow.RecordBatch
+	for off := first; off < first+n; off += 8192 {
+		recs = append(recs, episodes(c.mem, rng, off, min(8192, first+n-off), success))
+	}
+	r, err := array.NewRecordReader(Schema, recs)
+	for _, rec := range recs {
+		rec.Release()
+	}
 	if err != nil {
 		return "", err
 	}
-	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(Schema), ipc.WithAllocator(c.mem))
-	w.SetFlightDescriptor(&arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{project, "main", table}})
-	rng := rand.New(rand.NewPCG(uint64(first), uint64(len(table))))
-	for off := first; off < first+n; off += 8192 {
-		rec := episodes(c.mem, rng, off, min(8192, first+n-off), success)
-		err := w.Write(rec)
-		rec.Release()
-		if err != nil {
-			w.Close()
-			return "", fmt.Errorf("put %s: %w", table, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return "", err
-	}
-	if err := stream.CloseSend(); err != nil {
-		return "", err
-	}
-	var res struct {
-		Commit string `json:"commit"`
-	}
-	for {
-		r, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("put %s: %w", table, err)
-		}
-		if err := json.Unmarshal(r.AppMetadata, &res); err != nil {
-			return "", err
-		}
+	defer r.Release()
+	res, err := c.c.Put(ctx, client.PutDescriptor{Project: project, Branch: "main", Table: table}, r)
+	if err != nil {
+		return "", fmt.Errorf("put %s: %w", table, err)
 	}
 	return res.Commit, nil
 }
@@ -308,33 +265,6 @@ func episodes(mem memory.Allocator, rng *rand.Rand, first, n int64, success bool
 		b.Field(4).(*array.BinaryBuilder).Append(img)
 	}
 	return b.NewRecordBatch()
-}
-
-type runRecord struct {
-	Run        string `json:"run"`
-	Steps      int64  `json:"steps"`
-	Components []struct {
-		Table  string  `json:"table"`
-		Commit string  `json:"commit"`
-		Rows   int64   `json:"rows"`
-		Blocks []int64 `json:"blocks"`
-	} `json:"components"`
-}
-
-func (c *client) runInfo(ctx context.Context, cmd any) (*arrowflight.FlightInfo, *runRecord, error) {
-	raw, err := json.Marshal(cmd)
-	if err != nil {
-		return nil, nil, err
-	}
-	info, err := c.c.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: raw})
-	if err != nil {
-		return nil, nil, err
-	}
-	var rec runRecord
-	if err := json.Unmarshal(info.AppMetadata, &rec); err != nil {
-		return nil, nil, err
-	}
-	return info, &rec, nil
 }
 
 // globalStep is a step's samples gathered from every rank.
@@ -373,8 +303,8 @@ func (g *globalStep) fingerprint() string {
 
 // readRanks reads steps [from, to) from every endpoint of info at once and
 // assembles each step's global batch.
-func (c *client) readRanks(ctx context.Context, info *arrowflight.FlightInfo, from, to int64) ([]*globalStep, error) {
-	world := len(info.Endpoint)
+func (c *demoClient) readRanks(ctx context.Context, info *client.RunPlan, from, to int64) ([]*globalStep, error) {
+	world := len(info.Ranks)
 	steps := make([]*globalStep, to-from)
 	for i := range steps {
 		steps[i] = &globalStep{perRank: make([][2]int, world)}
@@ -382,74 +312,55 @@ func (c *client) readRanks(ctx context.Context, info *arrowflight.FlightInfo, fr
 	var mu sync.Mutex
 	ctx, cancel := context.WithCancel(ctx) // stop the streams once `to` is read
 	defer cancel()
-	err := c.eachEndpoint(ctx, info, func(r int, rd *arrowflight.Reader) error {
-		for s := from; s < to && rd.Next(); s++ {
-			rec := rd.RecordBatch()
-			var meta struct {
-				Step int64 `json:"step"`
-			}
-			if err := json.Unmarshal(rd.LatestAppMetadata(), &meta); err != nil {
-				return err
-			}
-			if meta.Step != s {
-				return fmt.Errorf("rank %d: got step %d, want %d", r, meta.Step, s)
-			}
-			sc := rec.Schema()
-			comps := rec.Column(sc.FieldIndices(mix.ComponentColumn)[0]).(*array.Int32)
-			rows := rec.Column(sc.FieldIndices(mix.RowColumn)[0]).(*array.Int64)
-			mu.Lock()
-			st := steps[s-from]
-			for i := range comps.Len() {
-				st.pairs = append(st.pairs, [2]int64{int64(comps.Value(i)), rows.Value(i)})
-				st.perRank[r][comps.Value(i)]++
-			}
-			mu.Unlock()
+	err := c.eachRank(ctx, info, func(r int, st *client.Step) (bool, error) {
+		s := st.Step
+		if s >= to {
+			return false, nil
 		}
-		return nil
+		rec := st.Batch
+		sc := rec.Schema()
+		comps := rec.Column(sc.FieldIndices(mix.ComponentColumn)[0]).(*array.Int32)
+		rows := rec.Column(sc.FieldIndices(mix.RowColumn)[0]).(*array.Int64)
+		mu.Lock()
+		defer mu.Unlock()
+		g := steps[s-from]
+		for i := range comps.Len() {
+			g.pairs = append(g.pairs, [2]int64{int64(comps.Value(i)), rows.Value(i)})
+			g.perRank[r][comps.Value(i)]++
+		}
+		return s+1 < to, nil
 	})
 	return steps, err
 }
 
 // drain reads every endpoint of info to the end at once, counting rows and
 // the Arrow bytes received.
-func (c *client) drain(ctx context.Context, info *arrowflight.FlightInfo) (int64, int64, error) {
-	var rows, bytes int64
-	var mu sync.Mutex
-	err := c.eachEndpoint(ctx, info, func(_ int, rd *arrowflight.Reader) error {
-		var n, b int64
-		for rd.Next() {
-			rec := rd.RecordBatch()
-			n += rec.NumRows()
-			b += tables.RecordBytes(rec)
-		}
-		mu.Lock()
-		rows, bytes = rows+n, bytes+b
-		mu.Unlock()
-		return nil
+func (c *demoClient) drain(ctx context.Context, info *client.RunPlan) (int64, int64, error) {
+	var rows, bytes atomic.Int64
+	err := c.eachRank(ctx, info, func(_ int, st *client.Step) (bool, error) {
+		rows.Add(st.Batch.NumRows())
+		bytes.Add(tables.RecordBytes(st.Batch))
+		return true, nil
 	})
-	return rows, bytes, err
+	return rows.Load(), bytes.Load(), err
 }
 
-// eachEndpoint reads every endpoint of info at once: read gets the
-// endpoint's index and a record reader; a stream error after read returns
-// is reported too.
-func (c *client) eachEndpoint(ctx context.Context, info *arrowflight.FlightInfo, read func(r int, rd *arrowflight.Reader) error) error {
+// eachRank reads every rank of info at once, step by step, while read
+// returns true.
+func (c *demoClient) eachRank(ctx context.Context, info *client.RunPlan, read func(r int, st *client.Step) (bool, error)) error {
 	g, ctx := errgroup.WithContext(ctx)
-	for r, ep := range info.Endpoint {
+	for r, ep := range info.Ranks {
 		g.Go(func() error {
-			stream, err := c.c.DoGet(ctx, ep.Ticket)
-			if err != nil {
-				return err
+			for st, err := range c.c.ReadRank(ctx, ep) {
+				if err != nil {
+					return err
+				}
+				more, err := read(r, st)
+				if err != nil || !more {
+					return err
+				}
 			}
-			rd, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(c.mem))
-			if err != nil {
-				return err
-			}
-			defer rd.Release()
-			if err := read(r, rd); err != nil {
-				return err
-			}
-			return rd.Err()
+			return nil
 		})
 	}
 	return g.Wait()

@@ -299,6 +299,43 @@ class TrainLoader:
             pass
 
 
+def read_steps(reader: fl.FlightStreamReader, first: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """(step, batch) of a rank stream from step ``first`` on, in order.
+
+    A step is one message with app_metadata ``{"run","step"}``, or several
+    with ``{"run","step","part","parts"}`` (parts 0..parts-1 in order): those
+    are joined into one batch (docs/flight.md, "Steps in several messages")."""
+    expect = first
+    parts: list[pa.RecordBatch] = []
+    while True:
+        try:
+            chunk = reader.read_chunk()
+        except StopIteration:
+            break
+        meta = json.loads(chunk.app_metadata.to_pybytes()) if chunk.app_metadata else {}
+        step = meta.get("step", expect)
+        if step != expect:
+            raise WeftError(f"the server sent step {step} where step {expect} was due")
+        nparts = meta.get("parts")
+        if nparts is None:
+            if parts:
+                raise WeftError(f"step {step} ended after {len(parts)} parts, before its last")
+            expect += 1
+            yield step, chunk.data
+            continue
+        if meta.get("part") != len(parts) or not 0 < nparts:
+            raise WeftError(f"step {step}: got part {meta.get('part')} of {nparts} where part {len(parts)} was due")
+        parts.append(chunk.data)
+        if len(parts) < nparts:
+            continue
+        batch = parts[0] if len(parts) == 1 else pa.concat_batches(parts)
+        parts = []
+        expect += 1
+        yield step, batch
+    if parts:
+        raise WeftError(f"the stream ended inside step {expect} (after {len(parts)} parts)")
+
+
 class _Prefetcher:
     """A thread that reads a rank's stream, transforms and converts each
     step, and queues at most ``prefetch`` finished steps."""
@@ -371,18 +408,10 @@ class _Prefetcher:
                         if self.stopping.is_set():
                             raise _Stop
                         self.reader = flight.do_get(ticket)
-                    while True:
-                        try:
-                            chunk = self.reader.read_chunk()
-                        except StopIteration:
-                            break
-                        meta = json.loads(chunk.app_metadata.to_pybytes()) if chunk.app_metadata else {}
-                        step = meta.get("step", self.next)
-                        if step != self.next:
-                            raise WeftError(f"the server sent step {step} where step {self.next} was due")
+                    for step, batch in read_steps(self.reader, self.next):
                         failures = 0
                         self.next += 1
-                        yield step, chunk.data
+                        yield step, batch
                 if self.next < loader.steps:
                     raise WeftError(f"the stream of run {loader._run} ended at step {self.next}, "
                                     f"before the run's end ({loader.steps})")

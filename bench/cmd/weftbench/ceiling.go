@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
 	"net"
 	"time"
@@ -14,8 +15,8 @@ import (
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/internal/benchdata"
 )
 
@@ -92,18 +93,29 @@ func flightCeiling(ctx context.Context, args []string, stdout, stderr io.Writer)
 	arrowflight.RegisterFlightServiceServer(srv, &benchdata.Ceiling{Rec: rec, Count: *count})
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
-	c, err := arrowflight.NewClientWithMiddleware(lis.Addr().String(), nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	c, err := client.Dial(lis.Addr().String(), client.Options{MaxRecvMessageBytes: 1 << 30})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	for range *rounds {
 		start := time.Now()
-		got, err := drainEndpoint(ctx, c, &arrowflight.Ticket{Ticket: []byte("x")}, 0)
-		if err != nil {
-			return err
+		var rerr error
+		got := drainEndpoint(ctx, func(ctx context.Context) iter.Seq2[arrow.RecordBatch, int64] {
+			return func(yield func(arrow.RecordBatch, int64) bool) {
+				for rec, err := range c.Read(ctx, client.Endpoint{Ticket: []byte("x")}) {
+					if err != nil {
+						rerr = err
+						return
+					}
+					if !yield(rec, -1) {
+						return
+					}
+				}
+			}
+		}, 0)
+		if rerr != nil {
+			return rerr
 		}
 		secs := time.Since(start).Seconds()
 		err = printJSON(stdout, ceilingResult{

@@ -2,18 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"sync"
 	"time"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/tables"
 )
 
@@ -23,7 +22,7 @@ var errUsage = errors.New("usage")
 type endpointResult struct {
 	Endpoint   int     `json:"endpoint"`
 	Rows       int64   `json:"rows"`
-	Steps      int64   `json:"steps"` // record batches received
+	Steps      int64   `json:"steps"` // record batches received (whole steps, for runs)
 	Bytes      int64   `json:"bytes"` // Arrow buffer bytes of the batches
 	Secs       float64 `json:"secs"`  // DoGet to end of stream
 	FirstBatch float64 `json:"first_batch_s"`
@@ -63,36 +62,75 @@ func readRun(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stderr, "read-run: --cmd is required and takes no arguments")
 		return errUsage
 	}
-	if !json.Valid([]byte(*cmd)) {
-		return fmt.Errorf("--cmd is not valid JSON: %s", *cmd)
+	var command client.Command
+	if err := client.Decode("--cmd", []byte(*cmd), &command); err != nil {
+		return err
 	}
-	c, err := arrowflight.NewClientWithMiddleware(*addr, nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(*maxMsg)))
+	c, err := client.Dial(*addr, client.Options{MaxRecvMessageBytes: *maxMsg})
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", *addr, err)
+		return err
 	}
 	defer c.Close()
 
 	start := time.Now()
-	info, err := c.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: []byte(*cmd)})
-	if err != nil {
-		return fmt.Errorf("GetFlightInfo: %w", err)
+	var streams []func(context.Context) iter.Seq2[arrow.RecordBatch, int64]
+	res := readRunResult{Kind: "read-run", Addr: *addr}
+	errs := []error{}
+	var errMu sync.Mutex
+	fail := func(err error) {
+		errMu.Lock()
+		errs = append(errs, err)
+		errMu.Unlock()
 	}
-	res := readRunResult{Kind: "read-run", Addr: *addr, Endpoints: len(info.Endpoint), InfoSecs: time.Since(start).Seconds()}
-	var meta struct {
-		Run string `json:"run"`
+	if command.Scan != nil {
+		plan, err := c.Scan(ctx, *command.Scan)
+		if err != nil {
+			return fmt.Errorf("GetFlightInfo: %w", err)
+		}
+		for _, ep := range plan.Endpoints {
+			streams = append(streams, func(ctx context.Context) iter.Seq2[arrow.RecordBatch, int64] {
+				return func(yield func(arrow.RecordBatch, int64) bool) {
+					for rec, err := range c.Read(ctx, ep) {
+						if err != nil {
+							fail(err)
+							return
+						}
+						if !yield(rec, -1) {
+							return
+						}
+					}
+				}
+			})
+		}
+	} else {
+		plan, err := c.PlanRun(ctx, command.RunCommand)
+		if err != nil {
+			return fmt.Errorf("GetFlightInfo: %w", err)
+		}
+		res.Run = plan.Record.Run
+		for _, ep := range plan.Ranks {
+			streams = append(streams, func(ctx context.Context) iter.Seq2[arrow.RecordBatch, int64] {
+				return func(yield func(arrow.RecordBatch, int64) bool) {
+					for st, err := range c.ReadRank(ctx, ep) {
+						if err != nil {
+							fail(err)
+							return
+						}
+						if !yield(st.Batch, st.Step) {
+							return
+						}
+					}
+				}
+			})
+		}
 	}
-	if len(info.AppMetadata) > 0 && json.Unmarshal(info.AppMetadata, &meta) == nil {
-		res.Run = meta.Run
-	}
+	res.Endpoints, res.InfoSecs = len(streams), time.Since(start).Seconds()
 
-	res.PerStream = make([]endpointResult, len(info.Endpoint))
-	errs := make([]error, len(info.Endpoint))
+	res.PerStream = make([]endpointResult, len(streams))
 	var wg sync.WaitGroup
-	for i, ep := range info.Endpoint {
+	for i, stream := range streams {
 		read := func() {
-			res.PerStream[i], errs[i] = drainEndpoint(ctx, c, ep.Ticket, *maxSteps)
+			res.PerStream[i] = drainEndpoint(ctx, stream, *maxSteps)
 			res.PerStream[i].Endpoint = i
 		}
 		if *sequential {
@@ -135,58 +173,31 @@ func readRun(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return printJSON(stdout, res)
 }
 
-// drainEndpoint reads one ticket's stream to its end (or maxSteps batches),
-// counting rows, batches and Arrow buffer bytes.
-func drainEndpoint(ctx context.Context, c arrowflight.Client, t *arrowflight.Ticket, maxSteps int64) (endpointResult, error) {
+// drainEndpoint reads one stream to its end (or maxSteps batches, each a
+// whole step for runs), counting rows, batches and Arrow buffer bytes; a
+// stream's error is reported by the stream itself.
+func drainEndpoint(ctx context.Context, stream func(context.Context) iter.Seq2[arrow.RecordBatch, int64], maxSteps int64) endpointResult {
 	var out endpointResult
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
-	stream, err := c.DoGet(ctx, t)
-	if err != nil {
-		return out, fmt.Errorf("DoGet: %w", err)
-	}
-	r, err := arrowflight.NewRecordReader(stream)
-	if err != nil {
-		return out, fmt.Errorf("DoGet: %w", err)
-	}
-	defer r.Release()
-	for r.Next() {
-		rec := r.RecordBatch()
+	for rec, step := range stream(ctx) {
 		if out.Steps == 0 {
 			out.FirstBatch = time.Since(start).Seconds()
 		}
 		out.Steps++
 		out.Rows += rec.NumRows()
 		out.Bytes += tables.RecordBytes(rec)
-		if step, ok := stepOf(r.LatestAppMetadata()); ok {
+		if step >= 0 {
 			if out.FirstStep == nil {
 				out.FirstStep = &step
 			}
 			out.LastStep = &step
 		}
 		if maxSteps > 0 && out.Steps >= maxSteps {
-			out.Secs = time.Since(start).Seconds()
-			return out, nil
+			break
 		}
 	}
 	out.Secs = time.Since(start).Seconds()
-	if err := r.Err(); err != nil {
-		return out, fmt.Errorf("DoGet stream: %w", err)
-	}
-	return out, nil
-}
-
-// stepOf reads the "step" of a rank batch's app_metadata.
-func stepOf(meta []byte) (int64, bool) {
-	if len(meta) == 0 {
-		return 0, false
-	}
-	var m struct {
-		Step *int64 `json:"step"`
-	}
-	if json.Unmarshal(meta, &m) != nil || m.Step == nil {
-		return 0, false
-	}
-	return *m.Step, true
+	return out
 }

@@ -1,0 +1,184 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// RankEndpoint is one rank's stream of a planned run: read it with
+// ReadRank.
+type RankEndpoint struct {
+	RankMetadata
+	Ticket []byte
+}
+
+// RunPlan is a run planned for a world size and a step range: the run
+// record (every ref pinned to a commit), the schema of its batches (the
+// recipe's columns, then _component int32 and _row int64) and one
+// endpoint per rank.
+type RunPlan struct {
+	Record RunRecord
+	Schema *arrow.Schema
+	// Rows is the rows of all ranks over the step range.
+	Rows  int64
+	Ranks []RankEndpoint
+}
+
+// Resolve resolves a recipe into a run (the server stores its record) and
+// plans it for world ranks from step 0.
+func (c *Client) Resolve(ctx context.Context, recipe Recipe, world int) (*RunPlan, error) {
+	return c.PlanRun(ctx, RunCommand{Recipe: &recipe, WorldSize: &world})
+}
+
+// Resume plans run (an id, or a unique prefix of 8+ of its hex digits)
+// for world ranks from step start: how a trainer restarts, on any world
+// size, on any server.
+func (c *Client) Resume(ctx context.Context, run string, world int, start int64) (*RunPlan, error) {
+	return c.PlanRun(ctx, RunCommand{Run: run, WorldSize: &world, StartStep: start})
+}
+
+// PlanRun sends any run command (e.g. with an end step).
+func (c *Client) PlanRun(ctx context.Context, cmd RunCommand) (*RunPlan, error) {
+	info, err := c.info(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	plan := &RunPlan{Rows: info.TotalRecords}
+	if err := json.Unmarshal(info.AppMetadata, &plan.Record); err != nil {
+		return nil, fmt.Errorf("%w: run record: %w", ErrBadResponse, err)
+	}
+	if plan.Schema, err = deserializeSchema(info.Schema, c); err != nil {
+		return nil, err
+	}
+	for i, ep := range info.Endpoint {
+		re := RankEndpoint{Ticket: ep.GetTicket().GetTicket()}
+		if err := json.Unmarshal(ep.AppMetadata, &re.RankMetadata); err != nil {
+			return nil, fmt.Errorf("%w: endpoint %d app_metadata: %w", ErrBadResponse, i, err)
+		}
+		plan.Ranks = append(plan.Ranks, re)
+	}
+	return plan, nil
+}
+
+// Step is one step of a rank stream: the rank's slice of the step's global
+// batch.
+type Step struct {
+	Run  string
+	Step int64
+	// Batch is the whole step, however many messages it came in. It is
+	// valid until the loop continues (Retain it to keep it).
+	Batch arrow.RecordBatch
+	// Messages is how many Flight messages carried the step.
+	Messages int
+}
+
+// ReadRank streams a rank's steps in order, one Step per step: a step the
+// server sent as several messages (StepMetadata parts) is reassembled into
+// one batch. Stopping the loop cancels the stream.
+func (c *Client) ReadRank(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step, error] {
+	return func(yield func(*Step, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		r, err := c.doGet(ctx, ep.Ticket)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer r.Release()
+		var parts []arrow.RecordBatch
+		var partStep int64
+		release := func() {
+			for _, p := range parts {
+				p.Release()
+			}
+			parts = parts[:0]
+		}
+		defer release()
+		for r.Next() {
+			var meta StepMetadata
+			if err := json.Unmarshal(r.LatestAppMetadata(), &meta); err != nil {
+				yield(nil, fmt.Errorf("%w: step app_metadata: %w", ErrBadResponse, err))
+				return
+			}
+			rec := r.RecordBatch()
+			if meta.Parts == 0 {
+				if len(parts) > 0 {
+					yield(nil, fmt.Errorf("%w: step %d ended after %d parts, before its last", ErrBadResponse, meta.Step, len(parts)))
+					return
+				}
+				if !yield(&Step{Run: meta.Run, Step: meta.Step, Batch: rec, Messages: 1}, nil) {
+					return
+				}
+				continue
+			}
+			if len(parts) == 0 {
+				partStep = meta.Step
+			}
+			if meta.Part != len(parts) || meta.Part >= meta.Parts || meta.Step != partStep {
+				yield(nil, fmt.Errorf("%w: step %d: got part %d of %d where part %d was due", ErrBadResponse, meta.Step, meta.Part, meta.Parts, len(parts)))
+				return
+			}
+			rec.Retain()
+			parts = append(parts, rec)
+			if len(parts) < meta.Parts {
+				continue
+			}
+			batch, err := concatBatches(c, parts)
+			release()
+			if err != nil {
+				yield(nil, fmt.Errorf("step %d: reassemble %d parts: %w", meta.Step, meta.Parts, err))
+				return
+			}
+			ok := yield(&Step{Run: meta.Run, Step: meta.Step, Batch: batch, Messages: meta.Parts}, nil)
+			batch.Release()
+			if !ok {
+				return
+			}
+		}
+		if err := r.Err(); err != nil {
+			yield(nil, fromWire(err))
+			return
+		}
+		if len(parts) > 0 {
+			yield(nil, fmt.Errorf("%w: the stream ended inside a step (after %d parts)", ErrBadResponse, len(parts)))
+		}
+	}
+}
+
+// concatBatches joins the parts of a step into one batch.
+func concatBatches(c *Client, parts []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(parts) == 1 {
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	schema := parts[0].Schema()
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, col := range cols {
+			if col != nil {
+				col.Release()
+			}
+		}
+	}()
+	var rows int64
+	for _, p := range parts {
+		rows += p.NumRows()
+	}
+	chunk := make([]arrow.Array, len(parts))
+	for i := range cols {
+		for k, p := range parts {
+			chunk[k] = p.Column(i)
+		}
+		col, err := array.Concatenate(chunk, c.mem)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", schema.Field(i).Name, err)
+		}
+		cols[i] = col
+	}
+	return array.NewRecordBatch(schema, cols, rows), nil
+}

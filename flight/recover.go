@@ -1,0 +1,69 @@
+package flight
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// recoverUnary answers a panic in a unary handler with Internal and an
+// error id, logging the panic and its stack under that id; the server
+// keeps serving.
+func (s *Service) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, s.panicked(ctx, info.FullMethod, p)
+		}
+	}()
+	return handler(ctx, req)
+}
+
+// recoverStream is recoverUnary for streaming handlers. A panic in a
+// goroutine a handler started is not covered: those must not panic.
+func (s *Service) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.panicked(ss.Context(), info.FullMethod, p)
+		}
+	}()
+	return handler(srv, ss)
+}
+
+func (s *Service) panicked(ctx context.Context, method string, p any) error {
+	id := errorID()
+	s.log.LogAttrs(ctx, slog.LevelError, "panic in handler", slog.String("method", method), slog.String("error_id", id),
+		slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+	return status.Errorf(codes.Internal, "%s: internal server error (error id %s); the server log has the cause", method, id)
+}
+
+// authUnary and authStream ask the Authorizer, when there is one, before
+// any handler runs.
+func (s *Service) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if s.auth != nil {
+		if err := s.auth.Authorize(ctx, info.FullMethod); err != nil {
+			return nil, s.status(ctx, info.FullMethod, err)
+		}
+	}
+	return handler(ctx, req)
+}
+
+func (s *Service) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if s.auth != nil {
+		if err := s.auth.Authorize(ss.Context(), info.FullMethod); err != nil {
+			return s.status(ss.Context(), info.FullMethod, err)
+		}
+	}
+	return handler(srv, ss)
+}
+
+// hook runs the test hook of method, if any.
+func (s *Service) hook(method string) {
+	if s.beforeCall != nil {
+		s.beforeCall(method)
+	}
+}
