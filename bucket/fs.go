@@ -109,17 +109,41 @@ func (f *FS) Dir() string { return f.root }
 // removeStaleTemps deletes temporary files last modified before cutoff. It
 // is best effort: a file it cannot remove is left for the next NewFS.
 func (f *FS) removeStaleTemps(cutoff time.Time) {
+	_, _ = f.RemoveStaleTemps(cutoff, false)
+}
+
+// TempStats counts temporary files found (and removed) by RemoveStaleTemps.
+type TempStats struct {
+	Files int
+	Bytes int64
+}
+
+// RemoveStaleTemps deletes the temporary files of writes (.weft-tmp/)
+// last modified before cutoff, leftovers of writers that crashed or were
+// killed, and returns what it removed; with dryRun it only counts them. A
+// write still going on whose file is older than cutoff fails (its rename
+// or link finds no file) and changes nothing, so the cutoff only has to be
+// later than the longest write. Files it cannot remove are skipped.
+func (f *FS) RemoveStaleTemps(cutoff time.Time, dryRun bool) (TempStats, error) {
+	var st TempStats
 	entries, err := os.ReadDir(f.tmpDir)
 	if err != nil {
-		return
+		return st, fmt.Errorf("fs list temporary files: %w", err)
 	}
 	for _, e := range entries {
 		info, err := e.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
+		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
 			continue
 		}
-		_ = os.Remove(filepath.Join(f.tmpDir, e.Name()))
+		if !dryRun {
+			if err := os.Remove(filepath.Join(f.tmpDir, e.Name())); err != nil {
+				continue
+			}
+		}
+		st.Files++
+		st.Bytes += info.Size()
 	}
+	return st, nil
 }
 
 func (f *FS) path(key string) string {

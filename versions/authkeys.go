@@ -37,3 +37,23 @@ func idempotencyKey(p ProjectName, k IdempotencyKey) string {
 	h := sha256.Sum256([]byte(k))
 	return ProjectKey(p) + IdempotencyDir + hex.EncodeToString(h[:])
 }
+
+// Key prefixes inside a project, for the garbage collector (package gc):
+// the objects it may delete live under CommitsPrefix, ManifestsPrefix and
+// DataPrefix; RunsPrefix holds run records, which it reads as roots.
+
+// CommitsPrefix is the key prefix of project p's commits.
+func CommitsPrefix(p ProjectName) string { return ProjectKey(p) + "commits/" }
+
+// ManifestsPrefix is the key prefix of project p's manifests.
+func ManifestsPrefix(p ProjectName) string { return ProjectKey(p) + "manifests/" }
+
+// DataPrefix is the key prefix of project p's data files (DataFile.Path is
+// relative to ProjectKey(p) and starts with "data/").
+func DataPrefix(p ProjectName) string { return ProjectKey(p) + "data/" }
+
+// RunsPrefix is the key prefix of the run records stored in project p.
+func RunsPrefix(p ProjectName) string { return ProjectKey(p) + "runs/" }
+
+// DataFileKey is the key of data file f of project p.
+func DataFileKey(p ProjectName, f DataFile) string { return ProjectKey(p) + f.Path }
