@@ -539,7 +539,9 @@ func (f *FS) rename(tmp, key string) error {
 // error wrapping ErrSymlink; other errors are the syscall's.
 func (f *FS) openBeneath(key string) (*os.File, error) {
 	const dirFlags = syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
-	dirfd, err := openRetry(func() (int, error) { return syscall.Open(f.root, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0) })
+	dirfd, err := openRetry(func() (int, error) {
+		return syscall.Open(f.root, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: f.root, Err: err}
 	}
