@@ -53,8 +53,9 @@ type Stats struct {
 	// Scanned objects (commits, manifests, data files) and their bytes.
 	Scanned      int
 	ScannedBytes int64
-	// Live: named by a reachable commit. Young: not live, but modified
-	// within the grace period (perhaps a put in flight).
+	// Live: old enough to delete, but named by a reachable commit.
+	// Young: modified within the grace period (live or not: perhaps a put
+	// in flight), so never deleted.
 	Live, Young int
 	// Deleted (or, in a dry run, deletable) objects and their bytes.
 	Deleted      int
@@ -161,7 +162,6 @@ func Collect(ctx context.Context, v *versions.Store, opts Options) (Stats, error
 	if err := g.Wait(); err != nil {
 		return st, err
 	}
-	// Live objects that are young were counted as young.
 	if tr, ok := b.(tempRemover); ok {
 		ts, err := tr.RemoveStaleTemps(cutoff, opts.DryRun)
 		if err != nil {
