@@ -30,6 +30,17 @@ import (
 // NewFS) and DIR/.weft-locks (256 lock files). Delete leaves empty
 // directories behind.
 //
+// Symbolic links are refused: a key whose path under DIR passes through a
+// symlink (a planted link to a file, or a linked directory, pointing inside
+// or outside DIR) reads as an error wrapping ErrSymlink (and so
+// ErrInvalidKey), for Get, Open, Stat, writes and Delete; List skips links
+// and refuses a prefix whose directory is reached through one. Reads open
+// each path component with O_NOFOLLOW relative to the previous one (openat),
+// so a link swapped in while a read resolves its path is still refused;
+// writes and Delete check the components with Lstat just before they act, a
+// check that someone who can write inside DIR could race (DIR itself may be
+// a link: it is resolved once, by NewFS's caller).
+//
 // Writes are atomic and durable: the body goes to a temporary file that is
 // fsynced and then renamed (Put, CompareAndSwap) or hard-linked (PutIfAbsent)
 // into place, and the parent directory is fsynced. Readers open the file, so
@@ -54,6 +65,10 @@ type FS struct {
 }
 
 var _ Bucket = (*FS)(nil)
+
+// ErrSymlink: FS met a symbolic link on a key's path under its directory.
+// (FS-only; it sits here, not in errors.go, as only FS can raise it.)
+var ErrSymlink = fmt.Errorf("%w: the path passes through a symbolic link, which the fs store refuses", ErrInvalidKey)
 
 const (
 	fsTmpDir      = ".weft-tmp"
@@ -94,17 +109,41 @@ func (f *FS) Dir() string { return f.root }
 // removeStaleTemps deletes temporary files last modified before cutoff. It
 // is best effort: a file it cannot remove is left for the next NewFS.
 func (f *FS) removeStaleTemps(cutoff time.Time) {
+	_, _ = f.RemoveStaleTemps(cutoff, false)
+}
+
+// TempStats counts temporary files found (and removed) by RemoveStaleTemps.
+type TempStats struct {
+	Files int
+	Bytes int64
+}
+
+// RemoveStaleTemps deletes the temporary files of writes (.weft-tmp/)
+// last modified before cutoff, leftovers of writers that crashed or were
+// killed, and returns what it removed; with dryRun it only counts them. A
+// write still going on whose file is older than cutoff fails (its rename
+// or link finds no file) and changes nothing, so the cutoff only has to be
+// later than the longest write. Files it cannot remove are skipped.
+func (f *FS) RemoveStaleTemps(cutoff time.Time, dryRun bool) (TempStats, error) {
+	var st TempStats
 	entries, err := os.ReadDir(f.tmpDir)
 	if err != nil {
-		return
+		return st, fmt.Errorf("fs list temporary files: %w", err)
 	}
 	for _, e := range entries {
 		info, err := e.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
+		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
 			continue
 		}
-		_ = os.Remove(filepath.Join(f.tmpDir, e.Name()))
+		if !dryRun {
+			if err := os.Remove(filepath.Join(f.tmpDir, e.Name())); err != nil {
+				continue
+			}
+		}
+		st.Files++
+		st.Bytes += info.Size()
 	}
+	return st, nil
 }
 
 func (f *FS) path(key string) string {
@@ -116,7 +155,7 @@ func (f *FS) openObject(op, key string) (*os.File, os.FileInfo, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, nil, err
 	}
-	fh, err := os.Open(f.path(key))
+	fh, err := f.openBeneath(key)
 	if err != nil {
 		return nil, nil, f.readErr(op, key, err)
 	}
@@ -135,6 +174,8 @@ func (f *FS) openObject(op, key string) (*os.File, os.FileInfo, error) {
 // readErr maps an error from looking up key's file.
 func (f *FS) readErr(op, key string, err error) error {
 	switch {
+	case errors.Is(err, ErrSymlink):
+		return fmt.Errorf("fs %s %s: %w", op, key, err)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("fs %s %s: %w", op, key, ErrNotFound)
 	case errors.Is(err, syscall.ENAMETOOLONG):
@@ -146,6 +187,8 @@ func (f *FS) readErr(op, key string, err error) error {
 // writeErr maps an error from creating key's file or its directories.
 func (f *FS) writeErr(op, key string, err error) error {
 	switch {
+	case errors.Is(err, ErrSymlink):
+		return fmt.Errorf("fs %s %s: %w", op, key, err)
 	case errors.Is(err, syscall.EISDIR), errors.Is(err, fs.ErrExist) && isDir(f.path(key)):
 		// os.Rename reports a directory in the way as EEXIST.
 		return fmt.Errorf("fs %s %s: %w: the key is a directory of other keys", op, key, ErrInvalidKey)
@@ -250,6 +293,9 @@ func (f *FS) PutIfAbsent(ctx context.Context, key string, data []byte) (ETag, er
 	if err := f.mkdirs(filepath.Dir(p)); err != nil {
 		return "", f.writeErr("put-if-absent", key, err)
 	}
+	if err := f.checkNoLinks(key, false); err != nil {
+		return "", f.writeErr("put-if-absent", key, err)
+	}
 	// link(2) never replaces: the atomic create-if-absent, also between
 	// processes. The temp name goes away in the deferred remove.
 	if err := os.Link(tmp, p); err != nil {
@@ -320,6 +366,12 @@ func (f *FS) Delete(ctx context.Context, key string) error {
 	}
 	defer unlock()
 	p := f.path(key)
+	if err := f.checkNoLinks(key, false); err != nil {
+		if errors.Is(err, ErrSymlink) {
+			return fmt.Errorf("fs delete %s: %w", key, err)
+		}
+		return nil // a parent is missing or a file: nothing to delete
+	}
 	// unlink, not os.Remove: a directory at the path holds other keys and
 	// must not be removed.
 	if err := syscall.Unlink(p); err != nil {
@@ -353,6 +405,10 @@ func (f *FS) List(ctx context.Context, prefix string) iter.Seq2[ObjectInfo, erro
 			// Every stored key is valid, and a valid key's whole leading
 			// segments are a valid key: no match is possible otherwise.
 			if ValidateKey(start) != nil {
+				return
+			}
+			if err := f.checkNoLinks(start, true); errors.Is(err, ErrSymlink) {
+				yield(ObjectInfo{}, fmt.Errorf("fs list %q: %w", prefix, err))
 				return
 			}
 		}
@@ -468,17 +524,97 @@ func (f *FS) rename(tmp, key string) error {
 	if err := f.mkdirs(dir); err != nil {
 		return err
 	}
+	if err := f.checkNoLinks(key, false); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, p); err != nil {
 		return err
 	}
 	return syncDir(dir)
 }
 
+// openBeneath opens key's file read-only, one path component at a time
+// with openat(2) and O_NOFOLLOW from the root, so no symbolic link below
+// the root is followed, even one swapped in meanwhile. A link gives an
+// error wrapping ErrSymlink; other errors are the syscall's.
+func (f *FS) openBeneath(key string) (*os.File, error) {
+	const dirFlags = syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+	dirfd, err := openRetry(func() (int, error) {
+		return syscall.Open(f.root, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: f.root, Err: err}
+	}
+	segs := strings.Split(key, "/")
+	for i, seg := range segs {
+		flags := dirFlags
+		if i == len(segs)-1 {
+			flags = syscall.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC // a planted FIFO must not block the open
+		}
+		fd, err := openRetry(func() (int, error) { return syscall.Openat(dirfd, seg, flags, 0) })
+		if err != nil {
+			// O_NOFOLLOW refuses a link with ELOOP; with O_DIRECTORY some
+			// kernels say ENOTDIR, so look at what is there.
+			if err == syscall.ELOOP || err == syscall.ENOTDIR && isLink(f.path(strings.Join(segs[:i+1], "/"))) {
+				err = ErrSymlink
+			}
+			syscall.Close(dirfd)
+			return nil, &fs.PathError{Op: "open", Path: f.path(strings.Join(segs[:i+1], "/")), Err: err}
+		}
+		syscall.Close(dirfd)
+		dirfd = fd
+	}
+	return os.NewFile(uintptr(dirfd), f.path(key)), nil
+}
+
+func openRetry(open func() (int, error)) (int, error) {
+	for {
+		fd, err := open()
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// isLink reports whether p is a symbolic link.
+func isLink(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.Mode()&fs.ModeSymlink != 0
+}
+
+// checkNoLinks returns an error wrapping ErrSymlink if a directory on key's
+// path under the root (and, with whole, key's own path) is a symbolic link.
+// It stops without error at the first component that does not exist (what
+// comes after it cannot be a link yet); other Lstat errors are returned.
+func (f *FS) checkNoLinks(key string, whole bool) error {
+	segs := strings.Split(key, "/")
+	if !whole {
+		segs = segs[:len(segs)-1]
+	}
+	p := f.root
+	for _, seg := range segs {
+		p = filepath.Join(p, seg)
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case st.Mode()&fs.ModeSymlink != 0:
+			return &fs.PathError{Op: "lstat", Path: p, Err: ErrSymlink}
+		}
+	}
+	return nil
+}
+
 // mkdirs is os.MkdirAll that also fsyncs the parent of every directory it
 // creates, so a durable file is not left in a directory that is not.
 func (f *FS) mkdirs(dir string) error {
-	st, err := os.Stat(dir)
+	st, err := os.Lstat(dir)
 	if err == nil {
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: ErrSymlink}
+		}
 		if st.IsDir() {
 			return nil
 		}
@@ -496,7 +632,7 @@ func (f *FS) mkdirs(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			// Another writer made it first, or it is a file.
-			if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
+			if st, serr := os.Lstat(dir); serr == nil && st.IsDir() {
 				return nil
 			}
 		}

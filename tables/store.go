@@ -88,10 +88,34 @@ func (s *Store) Versions() *versions.Store { return s.v }
 type AppendResult struct {
 	Commit *versions.Commit
 	Rows   int64
-	File   versions.DataFile
+	File   versions.DataFile // zero when Replayed
+	// Replayed: the append's idempotency key had already committed; Commit
+	// and Rows are that first commit's, and nothing was written.
+	Replayed bool
 }
 
-// Append writes every batch of recs to table t on branch b of project p as
+// AppendOptions are the optional parts of an append.
+type AppendOptions struct {
+	// Message is the commit message; empty means "append N rows to TABLE".
+	Message string
+	// IdempotencyKey, if set, makes the append safe to retry: the first
+	// append with the key that commits is the only one, and any other
+	// append with it (a retry after a lost acknowledgement, or one running
+	// concurrently) returns that commit and its row count with Replayed
+	// set, without committing. A retry that finds the key committed before
+	// it starts writes nothing at all. The key is scoped to the project and
+	// bound to the branch and table of its first use (another use is
+	// refused, versions.ErrIdempotencyKeyReused). See
+	// versions.CommitIdempotent.
+	IdempotencyKey versions.IdempotencyKey
+}
+
+// Append is AppendWith with only a commit message.
+func (s *Store) Append(ctx context.Context, p versions.ProjectName, b versions.BranchName, t versions.TableName, recs array.RecordReader, message string) (*AppendResult, error) {
+	return s.AppendWith(ctx, p, b, t, recs, AppendOptions{Message: message})
+}
+
+// AppendWith writes every batch of recs to table t on branch b of project p as
 // one new data file and commits it. The table is created on the first
 // append, which defines its schema. It reads recs to the end but does not
 // release it.
@@ -100,9 +124,24 @@ type AppendResult struct {
 // or a cancelled ctx leaves the branch where it was. An append with no rows
 // is rejected (ErrEmptyAppend), as is one whose schema differs from the
 // table's (ErrSchemaMismatch, naming the first differing column).
-func (s *Store) Append(ctx context.Context, p versions.ProjectName, b versions.BranchName, t versions.TableName, recs array.RecordReader, message string) (*AppendResult, error) {
+func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versions.BranchName, t versions.TableName, recs array.RecordReader, opts AppendOptions) (*AppendResult, error) {
 	if _, err := versions.ParseTableName(string(t)); err != nil {
 		return nil, err
+	}
+	message := opts.Message
+	idem := versions.Idempotency{Key: opts.IdempotencyKey, Table: t}
+	if idem.Key != "" {
+		if _, err := versions.ParseIdempotencyKey(string(idem.Key)); err != nil {
+			return nil, err
+		}
+		// A retry whose first attempt committed writes nothing.
+		prev, err := s.v.FindIdempotent(ctx, p, b, idem)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			return &AppendResult{Commit: prev.Commit, Rows: prev.Rows, Replayed: true}, nil
+		}
 	}
 	schema := recs.Schema()
 	if err := checkSchema(schema); err != nil {
@@ -143,7 +182,7 @@ func (s *Store) Append(ctx context.Context, p versions.ProjectName, b versions.B
 	if message == "" {
 		message = fmt.Sprintf("append %d rows to %s", file.Rows, t)
 	}
-	commit, err := s.v.Commit(ctx, p, b, message, func(ctx context.Context, head *versions.Commit) (map[versions.TableName]versions.ManifestID, error) {
+	change := func(ctx context.Context, head *versions.Commit) (map[versions.TableName]versions.ManifestID, error) {
 		m := &versions.Manifest{Table: t, Schema: schemaBytes}
 		if mid, ok := head.Tables[t]; ok {
 			old, err := s.v.GetManifest(ctx, p, mid)
@@ -167,11 +206,28 @@ func (s *Store) Append(ctx context.Context, p versions.ProjectName, b versions.B
 			return nil, err
 		}
 		return map[versions.TableName]versions.ManifestID{t: id}, nil
-	})
+	}
+	if idem.Key == "" {
+		commit, err := s.v.Commit(ctx, p, b, message, change)
+		if err != nil {
+			return nil, err
+		}
+		return &AppendResult{Commit: commit, Rows: file.Rows, File: file}, nil
+	}
+	idem.Rows = file.Rows
+	res, err := s.v.CommitIdempotent(ctx, p, b, message, change, idem)
 	if err != nil {
 		return nil, err
 	}
-	return &AppendResult{Commit: commit, Rows: file.Rows, File: file}, nil
+	if res.Replayed {
+		// A concurrent retry committed first: our file is named by no
+		// commit. Best effort; gc removes it otherwise.
+		if derr := s.b.Delete(context.WithoutCancel(ctx), versions.ProjectKey(p)+file.Path); derr != nil {
+			s.log.Warn("could not delete the data file of a replayed append", "path", file.Path, "err", derr)
+		}
+		return &AppendResult{Commit: res.Commit, Rows: res.Rows, Replayed: true}, nil
+	}
+	return &AppendResult{Commit: res.Commit, Rows: file.Rows, File: file}, nil
 }
 
 // dataPath is a new data file's path relative to the project.

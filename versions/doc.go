@@ -7,6 +7,7 @@
 //	projects/P/commits/ID          commit, JSON              (PutIfAbsent, immutable)
 //	projects/P/manifests/ID        table manifest, JSON      (PutIfAbsent, immutable)
 //	projects/P/data/TABLE/…        data files (written by package tables)
+//	projects/P/idempotency/H       idempotency record of a key (CommitIdempotent)
 //
 // Promises:
 //   - Ids are hex SHA-256 hashes of a canonical, versioned, length-prefixed

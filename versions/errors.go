@@ -47,3 +47,13 @@ var (
 	// ErrTooManyRetries: a commit lost the race for its branch MaxAttempts times.
 	ErrTooManyRetries = fmt.Errorf("%w: branch too contended", ErrConflict)
 )
+
+// Idempotent commits (idempotency.go).
+var (
+	// ErrInvalidIdempotencyKey: an idempotency key that is empty, too long
+	// or not printable ASCII.
+	ErrInvalidIdempotencyKey = fmt.Errorf("%w: idempotency key", ErrInvalid)
+	// ErrIdempotencyKeyReused: a key already recorded for another branch or
+	// table of the project.
+	ErrIdempotencyKeyReused = fmt.Errorf("%w: idempotency key reused for another write", ErrInvalid)
+)

@@ -327,27 +327,54 @@ type Change func(ctx context.Context, head *Commit) (map[TableName]ManifestID, e
 // to the new commit. On a lost race for the branch it reloads the head and
 // calls change again, until it wins, ctx ends, or MaxAttempts run out.
 func (s *Store) Commit(ctx context.Context, p ProjectName, b BranchName, message string, change Change) (*Commit, error) {
+	c, _, err := s.commit(ctx, p, b, message, change, nil)
+	return c, err
+}
+
+// commitGuard lets CommitIdempotent take part in commit's retry loop.
+// commit calls before after reading the head and before change: a non-nil
+// commit ends the loop with that commit as a replay. It calls claim after
+// storing the new commit and before moving the ref: an error wrapping
+// ErrConflict restarts the attempt; done runs after the ref moved.
+type commitGuard interface {
+	before(ctx context.Context, headID CommitID) (*Commit, error)
+	claim(ctx context.Context, c *Commit) error
+	done(ctx context.Context, c *Commit)
+}
+
+// commit is Commit with an optional guard; replayed reports that the guard
+// ended it with an earlier commit.
+func (s *Store) commit(ctx context.Context, p ProjectName, b BranchName, message string, change Change, guard commitGuard) (c *Commit, replayed bool, err error) {
 	if err := validateName("branch", string(b)); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	delay := s.opts.Backoff
 	for attempt := 1; ; attempt++ {
 		headID, etag, err := s.readRef(ctx, p, b)
 		if errors.Is(err, ErrBranchNotFound) {
 			if perr := s.checkProject(ctx, p); perr != nil {
-				return nil, perr
+				return nil, false, perr
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		if guard != nil {
+			prev, err := guard.before(ctx, headID)
+			if err != nil {
+				return nil, false, err
+			}
+			if prev != nil {
+				return prev, true, nil
+			}
 		}
 		head, err := s.GetCommit(ctx, p, headID)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		updates, err := change(ctx, head)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c := &Commit{Project: p, Parent: headID, Time: s.opts.Now(), Message: message, Tables: make(map[TableName]ManifestID, len(head.Tables)+len(updates))}
 		for t, m := range head.Tables {
@@ -357,23 +384,33 @@ func (s *Store) Commit(ctx context.Context, p ProjectName, b BranchName, message
 			c.Tables[t] = m
 		}
 		if err := s.putCommit(ctx, c); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		_, err = s.b.CompareAndSwap(ctx, refKey(p, b), etag, refBody(c.ID))
+		if guard != nil {
+			if err = guard.claim(ctx, c); err != nil && !errors.Is(err, ErrConflict) {
+				return nil, false, err
+			}
+		}
 		if err == nil {
-			return c, nil
+			_, err = s.b.CompareAndSwap(ctx, refKey(p, b), etag, refBody(c.ID))
+			if err == nil {
+				if guard != nil {
+					guard.done(ctx, c)
+				}
+				return c, false, nil
+			}
 		}
-		if !errors.Is(err, bucket.ErrConflict) {
-			return nil, fmt.Errorf("move branch %s/%s: %w", p, b, err)
+		if !errors.Is(err, bucket.ErrConflict) && !errors.Is(err, ErrConflict) {
+			return nil, false, fmt.Errorf("move branch %s/%s: %w", p, b, err)
 		}
 		if attempt >= s.opts.MaxAttempts {
-			return nil, fmt.Errorf("%w: %s/%s lost %d races in a row; retry later", ErrTooManyRetries, p, b, attempt)
+			return nil, false, fmt.Errorf("%w: %s/%s lost %d races in a row; retry later", ErrTooManyRetries, p, b, attempt)
 		}
 		s.log.Debug("commit lost the race for its branch; retrying", "project", p, "branch", b, "attempt", attempt)
 		sleep := delay/2 + rand.N(delay/2+1)
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		case <-time.After(sleep):
 		}
 		delay = min(2*delay, s.opts.MaxBackoff)

@@ -20,6 +20,7 @@ const usage = `flightd: Weft's training-data server.
 
 Usage:
   flightd serve [flags]    serve the Arrow Flight protocol over a store
+  flightd admin COMMAND    tokens, ticket keys and garbage collection of a store (see 'flightd admin --help')
   flightd demo [flags]     tell Weft's story in under a minute (a local store, a mix on 4 then 8 ranks)
   flightd help [command]   show help (also: flightd --help, flightd serve --help)
 
@@ -37,6 +38,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serveCommand(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return demoCommand(ctx, args[1:], stdout, stderr)
+	case "admin":
+		return adminCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serveCommand(ctx, []string{"--help"}, stdout, stderr)
@@ -47,7 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "flightd: unknown command %q; commands: serve, demo, help (see 'flightd --help')\n", cmd)
+		fmt.Fprintf(stderr, "flightd: unknown command %q; commands: serve, demo, admin, help (see 'flightd --help')\n", cmd)
 		return exitUsage
 	}
 }
