@@ -53,11 +53,35 @@ var Kinds = []error{
 	ErrUnimplemented,
 }
 
-// Kind returns the first kind err wraps, or nil when it wraps none.
+// Kind returns the kind of err: the first kind met in a depth-first walk of
+// err's wrap tree (as errors.Is walks it), so the outermost kind wins. A
+// caller reclassifies an error by wrapping it in another kind first:
+//
+//	fmt.Errorf("%w: data file %s: %w", errdefs.ErrCorrupt, key, err) // err may be NotFound
+//
+// has kind ErrCorrupt. Kind returns nil when err wraps no kind.
 func Kind(err error) error {
-	for _, k := range Kinds {
-		if errors.Is(err, k) {
-			return k
+	for err != nil {
+		for _, k := range Kinds {
+			if err == k { //nolint:errorlint // identity at this node; the walk does the unwrapping
+				return k
+			}
+			if x, ok := err.(interface{ Is(error) bool }); ok && x.Is(k) {
+				return k
+			}
+		}
+		switch u := err.(type) { //nolint:errorlint // walking the tree by hand
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if k := Kind(e); k != nil {
+					return k
+				}
+			}
+			return nil
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return nil
 		}
 	}
 	return nil

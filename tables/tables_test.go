@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -81,7 +82,7 @@ func TestProjection(t *testing.T) {
 
 	_, err = e.s.ReadBlock(ctx, v, 0, []string{"nope"})
 	require.ErrorIs(t, err, tables.ErrColumnNotFound)
-	require.ErrorIs(t, err, versions.ErrNotFound)
+	require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
 	require.Contains(t, err.Error(), "columns are: id int64")
 	_, err = e.s.ReadBlock(ctx, v, 0, []string{"id", "id"})
 	require.ErrorIs(t, err, tables.ErrBadColumns)
