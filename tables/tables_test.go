@@ -208,7 +208,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown table", func() error {
 			_, err := e.s.Table(ctx, "p", "main", "nope")
 			return err
-		}, tables.ErrTableNotFound, "tables there: [t]"},
+		}, tables.ErrTableNotFound, `tables there: "t"`},
 		{"unknown ref", func() error {
 			_, err := e.s.Table(ctx, "p", "nope", "t")
 			return err
