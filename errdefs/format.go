@@ -46,3 +46,22 @@ func List(items []string) string {
 	}
 	return b.String()
 }
+
+// Truncate returns s if it is at most max bytes, or else a prefix of s cut
+// on a UTF-8 boundary followed by "… (N more bytes)", max bytes in all (or
+// just the suffix, if max is smaller than it).
+func Truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	// The suffix names the bytes dropped, which depends on where the cut
+	// falls; size it for the worst case (every byte of s dropped).
+	room := max - len(fmt.Sprintf("… (%d more bytes)", len(s)))
+	if room < 0 {
+		room = 0
+	}
+	for room > 0 && !utf8.RuneStart(s[room]) {
+		room--
+	}
+	return s[:room] + fmt.Sprintf("… (%d more bytes)", len(s)-room)
+}

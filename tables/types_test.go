@@ -25,8 +25,8 @@ import (
 // comment of each group). Keep this list and tables.checkType in step.
 var refusedTypes = []string{
 	// Read back as another type.
-	"date64",                             // as date32
-	"time32[s]",                          // as time32[ms]
+	"date64",                            // as date32
+	"time32[s]",                         // as time32[ms]
 	"timestamp[s,]", "timestamp[s,UTC]", // as timestamp[ms] (and tz=UTC for other zones)
 	"timestamp[s,America/New_York]", "timestamp[s,+05:30]",
 	"large_list<int32>", "large_list<string>", "large_list<large_string>", // element field renamed

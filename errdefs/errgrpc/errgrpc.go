@@ -14,8 +14,6 @@ package errgrpc
 import (
 	"context"
 	"errors"
-	"fmt"
-	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -124,20 +122,6 @@ func (e *remoteError) Unwrap() error { return e.kind }
 
 func (e *remoteError) GRPCStatus() *status.Status { return e.st }
 
-// Truncate returns s if it is at most max bytes, or else a prefix of s cut
-// on a UTF-8 boundary followed by "… (N more bytes)", max bytes in all.
-func Truncate(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	// The suffix names the bytes dropped, which depends on where the cut
-	// falls; size it for the worst case (every byte of s dropped).
-	room := max - len(fmt.Sprintf("… (%d more bytes)", len(s)))
-	if room < 0 {
-		room = 0
-	}
-	for room > 0 && !utf8.RuneStart(s[room]) {
-		room--
-	}
-	return s[:room] + fmt.Sprintf("… (%d more bytes)", len(s)-room)
-}
+// Truncate is errdefs.Truncate: s cut to max bytes on a UTF-8 boundary,
+// saying how many bytes were dropped.
+func Truncate(s string, max int) string { return errdefs.Truncate(s, max) }
