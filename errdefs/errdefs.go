@@ -33,6 +33,10 @@ var (
 	// ErrCorrupt: stored data does not match its content id, or has a format
 	// this version cannot read. It is damage to the store, not bad input.
 	ErrCorrupt = errors.New("corrupt data")
+	// ErrFailedPrecondition: the input is fine but the stored state does not
+	// allow the operation (a table whose schema this server cannot read); the
+	// message says what to do first (e.g. which commit to branch from).
+	ErrFailedPrecondition = errors.New("failed precondition")
 	// ErrUnauthenticated: no credentials, or credentials that are not valid.
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrPermissionDenied: valid credentials without the scope the call needs.
@@ -49,7 +53,7 @@ var (
 // Kinds lists every kind, in the order above.
 var Kinds = []error{
 	ErrInvalidArgument, ErrNotFound, ErrAlreadyExists, ErrConflict, ErrCorrupt,
-	ErrUnauthenticated, ErrPermissionDenied, ErrResourceExhausted, ErrUnavailable,
+	ErrFailedPrecondition, ErrUnauthenticated, ErrPermissionDenied, ErrResourceExhausted, ErrUnavailable,
 	ErrUnimplemented,
 }
 

@@ -31,12 +31,9 @@ var (
 func code(err error) codes.Code { return errgrpc.Code(err) }
 
 // status turns the error of call op into the gRPC status the client sees,
-// its message capped by errgrpc. Errors of no kind (faults inside the
-// server) are logged with their cause under a fresh error id, and the
-// client gets only the id. Corrupt-data errors (errdefs.ErrCorrupt, also
-// answered Internal) are logged the same way, but the client sees their
-// message, which Weft wrote about the stored object at fault and says what
-// to do (e.g. which commit to branch from).
+// its message capped by errgrpc. Internal errors (no kind: faults inside
+// the server; or errdefs.ErrCorrupt: damage to the store) are logged with
+// their cause under a fresh error id, and the client gets only the id.
 func (s *Service) status(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
@@ -46,10 +43,6 @@ func (s *Service) status(ctx context.Context, op string, err error) error {
 	}
 	id := errorID()
 	s.log.LogAttrs(ctx, slog.LevelError, "internal error", slog.String("op", op), slog.String("error_id", id), slog.Any("err", err))
-	if errdefs.Kind(err) == errdefs.ErrCorrupt {
-		msg := errgrpc.Truncate(err.Error(), errgrpc.MaxMessageBytes-128)
-		return status.Errorf(codes.Internal, "%s: %s (error id %s)", op, msg, id)
-	}
 	return status.Errorf(codes.Internal, "%s: internal server error (error id %s); the server log has the cause", op, id)
 }
 

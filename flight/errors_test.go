@@ -339,8 +339,8 @@ func TestPutMessageLimit(t *testing.T) {
 
 // TestPoisonedTableOverTheWire: a table whose stored schema holds a type
 // this server refuses (committed by an older server; here through versions
-// directly) is answered Internal with a message that names the column and
-// the commit to branch from; other tables still read.
+// directly) is answered FailedPrecondition with a message that names the
+// column and the commit to branch from; other tables still read.
 func TestPoisonedTableOverTheWire(t *testing.T) {
 	b := bucket.NewMem()
 	e := newEnv(t, b, envOpts{})
@@ -359,8 +359,8 @@ func TestPoisonedTableOverTheWire(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = e.client.GetFlightInfo(ctx, pathDesc("p", "main", "old"))
-	requireCode(t, err, codes.Internal, `column "when" has type date64`, "branch from "+good.Commit, "error id")
+	requireCode(t, err, codes.FailedPrecondition, `column "when" has type date64`, "branch from "+good.Commit)
 	_, err = e.client.GetSchema(ctx, pathDesc("p", "main", "old"))
-	requireCode(t, err, codes.Internal, "branch from "+good.Commit)
+	requireCode(t, err, codes.FailedPrecondition, "branch from "+good.Commit)
 	require.Equal(t, seq(0, 10), e.scan(e.info(pathDesc("p", "main", "t"))))
 }

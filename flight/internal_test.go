@@ -69,7 +69,7 @@ func TestCode(t *testing.T) {
 		{wrap(bucket.ErrTooLarge), codes.ResourceExhausted},
 		{wrap(tables.ErrUnsupportedType), codes.InvalidArgument},
 		{wrap(tables.ErrBadData), codes.InvalidArgument},
-		{wrap(tables.ErrUnreadableSchema), codes.Internal},
+		{wrap(tables.ErrUnreadableSchema), codes.FailedPrecondition},
 		{errors.New("disk on fire"), codes.Internal},
 	}
 	for _, tc := range cases {

@@ -40,5 +40,7 @@ var (
 	// ErrUnreadableSchema: a table whose manifest holds a column type this
 	// server refuses (written by an older server). The message names the
 	// column and the last commit whose schema is readable, to branch from.
-	ErrUnreadableSchema = fmt.Errorf("%w: table schema holds an unsupported type", errdefs.ErrCorrupt)
+	// The store is not damaged and the request is fine, so the kind is
+	// failed precondition (its message reaches the client), not corrupt.
+	ErrUnreadableSchema = fmt.Errorf("%w: table schema holds an unsupported type", errdefs.ErrFailedPrecondition)
 )

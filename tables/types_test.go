@@ -278,7 +278,7 @@ func TestPoisonedTable(t *testing.T) {
 		t.Run(string(tc.table), func(t *testing.T) {
 			_, err := e.s.Table(ctx, "p", "main", tc.table)
 			require.ErrorIs(t, err, tables.ErrUnreadableSchema)
-			require.ErrorIs(t, err, errdefs.ErrCorrupt)
+			require.ErrorIs(t, err, errdefs.ErrFailedPrecondition)
 			require.Contains(t, err.Error(), "branch from "+string(tc.want))
 			for _, s := range tc.contains {
 				require.Contains(t, err.Error(), s)

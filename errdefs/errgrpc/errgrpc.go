@@ -50,33 +50,35 @@ func Code(err error) codes.Code {
 }
 
 var kindCode = map[error]codes.Code{
-	errdefs.ErrInvalidArgument:   codes.InvalidArgument,
-	errdefs.ErrNotFound:          codes.NotFound,
-	errdefs.ErrAlreadyExists:     codes.AlreadyExists,
-	errdefs.ErrConflict:          codes.Aborted,
-	errdefs.ErrCorrupt:           codes.Internal,
-	errdefs.ErrUnauthenticated:   codes.Unauthenticated,
-	errdefs.ErrPermissionDenied:  codes.PermissionDenied,
-	errdefs.ErrResourceExhausted: codes.ResourceExhausted,
-	errdefs.ErrUnavailable:       codes.Unavailable,
-	errdefs.ErrUnimplemented:     codes.Unimplemented,
+	errdefs.ErrInvalidArgument:    codes.InvalidArgument,
+	errdefs.ErrNotFound:           codes.NotFound,
+	errdefs.ErrAlreadyExists:      codes.AlreadyExists,
+	errdefs.ErrConflict:           codes.Aborted,
+	errdefs.ErrCorrupt:            codes.Internal,
+	errdefs.ErrFailedPrecondition: codes.FailedPrecondition,
+	errdefs.ErrUnauthenticated:    codes.Unauthenticated,
+	errdefs.ErrPermissionDenied:   codes.PermissionDenied,
+	errdefs.ErrResourceExhausted:  codes.ResourceExhausted,
+	errdefs.ErrUnavailable:        codes.Unavailable,
+	errdefs.ErrUnimplemented:      codes.Unimplemented,
 }
 
 // codeKind is the inverse of kindCode, less Internal: a client cannot tell
 // corrupt data from any other fault inside the server.
 var codeKind = map[codes.Code]error{
-	codes.InvalidArgument:   errdefs.ErrInvalidArgument,
-	codes.NotFound:          errdefs.ErrNotFound,
-	codes.AlreadyExists:     errdefs.ErrAlreadyExists,
-	codes.Aborted:           errdefs.ErrConflict,
-	codes.DataLoss:          errdefs.ErrCorrupt,
-	codes.Unauthenticated:   errdefs.ErrUnauthenticated,
-	codes.PermissionDenied:  errdefs.ErrPermissionDenied,
-	codes.ResourceExhausted: errdefs.ErrResourceExhausted,
-	codes.Unavailable:       errdefs.ErrUnavailable,
-	codes.Unimplemented:     errdefs.ErrUnimplemented,
-	codes.Canceled:          context.Canceled,
-	codes.DeadlineExceeded:  context.DeadlineExceeded,
+	codes.InvalidArgument:    errdefs.ErrInvalidArgument,
+	codes.NotFound:           errdefs.ErrNotFound,
+	codes.AlreadyExists:      errdefs.ErrAlreadyExists,
+	codes.Aborted:            errdefs.ErrConflict,
+	codes.DataLoss:           errdefs.ErrCorrupt,
+	codes.FailedPrecondition: errdefs.ErrFailedPrecondition,
+	codes.Unauthenticated:    errdefs.ErrUnauthenticated,
+	codes.PermissionDenied:   errdefs.ErrPermissionDenied,
+	codes.ResourceExhausted:  errdefs.ErrResourceExhausted,
+	codes.Unavailable:        errdefs.ErrUnavailable,
+	codes.Unimplemented:      errdefs.ErrUnimplemented,
+	codes.Canceled:           context.Canceled,
+	codes.DeadlineExceeded:   context.DeadlineExceeded,
 }
 
 // ToGRPC returns a gRPC status error for err (nil for nil) with the code

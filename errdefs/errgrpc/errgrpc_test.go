@@ -27,6 +27,7 @@ func TestRoundTrip(t *testing.T) {
 		{errdefs.ErrNotFound, codes.NotFound},
 		{errdefs.ErrAlreadyExists, codes.AlreadyExists},
 		{errdefs.ErrConflict, codes.Aborted},
+		{errdefs.ErrFailedPrecondition, codes.FailedPrecondition},
 		{errdefs.ErrUnauthenticated, codes.Unauthenticated},
 		{errdefs.ErrPermissionDenied, codes.PermissionDenied},
 		{errdefs.ErrResourceExhausted, codes.ResourceExhausted},
