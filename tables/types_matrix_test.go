@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -35,8 +34,6 @@ func mustJSONType(storage arrow.DataType) arrow.DataType {
 	return t
 }
 
-var _ = decimal.Decimal32(0)
-
 // typeMatrix lists every Arrow type arrow-go builds: primitives, temporal
 // types with every unit (and time zones), decimals of each width, the
 // string/binary family in plain, large and view forms, the list family
@@ -52,7 +49,7 @@ func typeMatrix() []typeCase {
 	nested := `[[[1], [2, 3]], null, [[]], [null, [4]]]`
 	strLists := `[["a", "b"], null, [], ["c", null]]`
 	strNested := `[[["a"], ["b", "c"]], null, [[]], [null, ["d"]]]`
-	dec := func(p, s int32) string { _ = p; _ = s; return `["1.25", null, "-3.50", "0.00"]` }
+	dec := `["1.25", null, "-3.50", "0.00"]`
 	var cs []typeCase
 	add := func(name string, typ arrow.DataType, json string) {
 		cs = append(cs, typeCase{name, typ, json})
@@ -88,12 +85,12 @@ func typeMatrix() []typeCase {
 	add("interval[day_time]", arrow.FixedWidthTypes.DayTimeInterval, `[{"days": 1, "milliseconds": 2}, null, {"days": -1, "milliseconds": 0}, {"days": 0, "milliseconds": 0}]`)
 	add("interval[month_day_nano]", arrow.FixedWidthTypes.MonthDayNanoInterval, `[{"months": 1, "days": 2, "nanoseconds": 3}, null, {"months": 0, "days": 0, "nanoseconds": -1}, {"months": 0, "days": 0, "nanoseconds": 0}]`)
 	// Decimals.
-	add("decimal32(9,2)", &arrow.Decimal32Type{Precision: 9, Scale: 2}, dec(9, 2))
-	add("decimal64(18,2)", &arrow.Decimal64Type{Precision: 18, Scale: 2}, dec(18, 2))
-	add("decimal128(38,2)", &arrow.Decimal128Type{Precision: 38, Scale: 2}, dec(38, 2))
-	add("decimal128(5,2)", &arrow.Decimal128Type{Precision: 5, Scale: 2}, dec(5, 2))
-	add("decimal256(76,2)", &arrow.Decimal256Type{Precision: 76, Scale: 2}, dec(76, 2))
-	add("decimal256(10,2)", &arrow.Decimal256Type{Precision: 10, Scale: 2}, dec(10, 2))
+	add("decimal32(9,2)", &arrow.Decimal32Type{Precision: 9, Scale: 2}, dec)
+	add("decimal64(18,2)", &arrow.Decimal64Type{Precision: 18, Scale: 2}, dec)
+	add("decimal128(38,2)", &arrow.Decimal128Type{Precision: 38, Scale: 2}, dec)
+	add("decimal128(5,2)", &arrow.Decimal128Type{Precision: 5, Scale: 2}, dec)
+	add("decimal256(76,2)", &arrow.Decimal256Type{Precision: 76, Scale: 2}, dec)
+	add("decimal256(10,2)", &arrow.Decimal256Type{Precision: 10, Scale: 2}, dec)
 	// Strings and binaries.
 	add("string", arrow.BinaryTypes.String, strs)
 	add("large_string", arrow.BinaryTypes.LargeString, strs)
