@@ -1,18 +1,25 @@
 package bucket
 
-import "errors"
+import (
+	"fmt"
 
-// Sentinel errors. Backends wrap them with context; check with errors.Is.
+	"github.com/weftdata/weft/errdefs"
+)
+
+// Sentinel errors, each wrapping an errdefs kind. Backends wrap them with
+// context; check with errors.Is. Callers that know better reclassify: a data
+// file a manifest names but the bucket lacks is store damage, not a missing
+// thing the client named.
 var (
 	// ErrNotFound: the key holds no object.
-	ErrNotFound = errors.New("object not found")
+	ErrNotFound = fmt.Errorf("object %w", errdefs.ErrNotFound)
 	// ErrExists: PutIfAbsent found the key taken.
-	ErrExists = errors.New("object already exists")
+	ErrExists = fmt.Errorf("object %w", errdefs.ErrAlreadyExists)
 	// ErrConflict: CompareAndSwap found a different ETag than the caller's.
-	ErrConflict = errors.New("object changed since it was read (etag mismatch)")
+	ErrConflict = fmt.Errorf("object changed since it was read (etag mismatch): %w", errdefs.ErrConflict)
 	// ErrInvalidKey: the key breaks the key rules of Bucket, or the backend
 	// cannot store it next to an existing key ("a/b" beside "a/b/c" on FS).
-	ErrInvalidKey = errors.New("invalid object key")
+	ErrInvalidKey = fmt.Errorf("%w: object key", errdefs.ErrInvalidArgument)
 	// ErrTooLarge: a conditional write's body is above MaxConditionalSize.
-	ErrTooLarge = errors.New("conditional object too large")
+	ErrTooLarge = fmt.Errorf("%w: conditional object too large", errdefs.ErrResourceExhausted)
 )

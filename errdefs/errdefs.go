@@ -33,6 +33,10 @@ var (
 	// ErrCorrupt: stored data does not match its content id, or has a format
 	// this version cannot read. It is damage to the store, not bad input.
 	ErrCorrupt = errors.New("corrupt data")
+	// ErrFailedPrecondition: the input is fine but the stored state does not
+	// allow the operation (a table whose schema this server cannot read); the
+	// message says what to do first (e.g. which commit to branch from).
+	ErrFailedPrecondition = errors.New("failed precondition")
 	// ErrUnauthenticated: no credentials, or credentials that are not valid.
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrPermissionDenied: valid credentials without the scope the call needs.
@@ -49,15 +53,39 @@ var (
 // Kinds lists every kind, in the order above.
 var Kinds = []error{
 	ErrInvalidArgument, ErrNotFound, ErrAlreadyExists, ErrConflict, ErrCorrupt,
-	ErrUnauthenticated, ErrPermissionDenied, ErrResourceExhausted, ErrUnavailable,
+	ErrFailedPrecondition, ErrUnauthenticated, ErrPermissionDenied, ErrResourceExhausted, ErrUnavailable,
 	ErrUnimplemented,
 }
 
-// Kind returns the first kind err wraps, or nil when it wraps none.
+// Kind returns the kind of err: the first kind met in a depth-first walk of
+// err's wrap tree (as errors.Is walks it), so the outermost kind wins. A
+// caller reclassifies an error by wrapping it in another kind first:
+//
+//	fmt.Errorf("%w: data file %s: %w", errdefs.ErrCorrupt, key, err) // err may be NotFound
+//
+// has kind ErrCorrupt. Kind returns nil when err wraps no kind.
 func Kind(err error) error {
-	for _, k := range Kinds {
-		if errors.Is(err, k) {
-			return k
+	for err != nil {
+		for _, k := range Kinds {
+			if err == k { //nolint:errorlint // identity at this node; the walk does the unwrapping
+				return k
+			}
+			if x, ok := err.(interface{ Is(error) bool }); ok && x.Is(k) {
+				return k
+			}
+		}
+		switch u := err.(type) { //nolint:errorlint // walking the tree by hand
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if k := Kind(e); k != nil {
+					return k
+				}
+			}
+			return nil
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return nil
 		}
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -75,6 +76,63 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	goodBatch := func() arrow.RecordBatch { return makeBatch(e.cmem, 0, 10, 8) }
+	oneCol := func(name string, dt arrow.DataType, build func() arrow.Array) (*arrow.Schema, func() arrow.RecordBatch) {
+		schema := arrow.NewSchema([]arrow.Field{{Name: name, Type: dt, Nullable: true}}, nil)
+		return schema, func() arrow.RecordBatch {
+			col := build()
+			defer col.Release()
+			return array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
+		}
+	}
+	fromJSON := func(dt arrow.DataType, js string) func() arrow.Array {
+		return func() arrow.Array {
+			a, _, err := array.FromJSON(e.cmem, dt, strings.NewReader(js))
+			require.NoError(t, err)
+			return a
+		}
+	}
+	date64Schema, date64Batch := oneCol("d", arrow.FixedWidthTypes.Date64, fromJSON(arrow.FixedWidthTypes.Date64, `[0, null]`))
+	polarsType := arrow.LargeListOf(arrow.BinaryTypes.LargeString)
+	polarsSchema, polarsBatch := oneCol("tags", polarsType, fromJSON(polarsType, `[["a"], null]`))
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	dictSchema, dictBatch := oneCol("cat", dictType, func() arrow.Array {
+		idx, _, err := array.FromJSON(e.cmem, arrow.PrimitiveTypes.Int32, strings.NewReader(`[0, 7, 1]`))
+		require.NoError(t, err)
+		defer idx.Release()
+		dict, _, err := array.FromJSON(e.cmem, arrow.BinaryTypes.String, strings.NewReader(`["a", "b"]`))
+		require.NoError(t, err)
+		defer dict.Release()
+		return array.NewDictionaryArray(dictType, idx, dict)
+	})
+	// A 1,000-column table, and an append whose columns differ from column 5 on.
+	wide := func(rename int) (*arrow.Schema, func() arrow.RecordBatch) {
+		fs := make([]arrow.Field, 1000)
+		for i := range fs {
+			fs[i] = arrow.Field{Name: fmt.Sprintf("feature_column_number_%04d", i), Type: arrow.PrimitiveTypes.Int32, Nullable: true}
+			if i >= rename {
+				fs[i].Name = fmt.Sprintf("renamed_feature_%04d", i)
+			}
+		}
+		schema := arrow.NewSchema(fs, nil)
+		return schema, func() arrow.RecordBatch {
+			cols := make([]arrow.Array, len(fs))
+			for i := range cols {
+				cols[i] = array.MakeArrayOfNull(e.cmem, arrow.PrimitiveTypes.Int32, 2)
+			}
+			defer func() {
+				for _, c := range cols {
+					c.Release()
+				}
+			}()
+			return array.NewRecordBatch(schema, cols, 2)
+		}
+	}
+	wideSchema, wideBatch := wide(1000)
+	_, err = e.put(ctx, pathDesc("p", "main", "wide"), wideSchema, wideBatch())
+	require.NoError(t, err)
+	wrongSchema, wrongBatch := wide(5)
+	hexBranch := strings.Repeat("ab", 32)
+	longName := strings.Repeat("n", 1<<20)
 	flipped := append([]byte(nil), ticket...)
 	flipped[len(flipped)/2] ^= 1
 	forgedRows := strings.Replace(string(ticket[6:len(ticket)-8]), `"n":50`, `"n":51`, 1)
@@ -83,66 +141,78 @@ func TestBadInput(t *testing.T) {
 		name     string
 		call     func() error
 		code     codes.Code
-		contains string
+		contains []string
 	}{
-		{"action bad json", action("create_project", `{"project":`), codes.InvalidArgument, "JSON"},
-		{"action not an object", action("create_project", `["p"]`), codes.InvalidArgument, "JSON"},
-		{"action empty body", action("list_branches", ``), codes.InvalidArgument, "empty body"},
-		{"action unknown field", action("create_project", `{"project":"q","projet":"x"}`), codes.InvalidArgument, "projet"},
-		{"action trailing data", action("create_project", `{"project":"q"} {}`), codes.InvalidArgument, "trailing"},
-		{"action missing field", action("create_branch", `{"project":"p"}`), codes.InvalidArgument, `"branch"`},
-		{"action bad project name", action("create_project", `{"project":"a/b"}`), codes.InvalidArgument, "a/b"},
-		{"action bad branch name", action("create_branch", `{"project":"p","branch":"x y"}`), codes.InvalidArgument, "x y"},
-		{"action bad limit", action("log", `{"project":"p","limit":0}`), codes.InvalidArgument, "limit"},
-		{"action unknown", action("drop_table", `{}`), codes.InvalidArgument, "drop_table"},
-		{"project exists", action("create_project", `{"project":"p"}`), codes.AlreadyExists, `"p"`},
-		{"branch exists", action("create_branch", `{"project":"p","branch":"dev"}`), codes.AlreadyExists, `"dev"`},
-		{"branch from missing ref", action("create_branch", `{"project":"p","branch":"x","from":"nope"}`), codes.NotFound, "nope"},
-		{"list missing project", action("list_branches", `{"project":"nope"}`), codes.NotFound, "nope"},
-		{"log missing ref", action("log", `{"project":"p","ref":"nope"}`), codes.NotFound, "nope"},
+		{"action bad json", action("create_project", `{"project":`), codes.InvalidArgument, []string{"JSON"}},
+		{"action not an object", action("create_project", `["p"]`), codes.InvalidArgument, []string{"JSON"}},
+		{"action empty body", action("list_branches", ``), codes.InvalidArgument, []string{"empty body"}},
+		{"action unknown field", action("create_project", `{"project":"q","projet":"x"}`), codes.InvalidArgument, []string{"projet"}},
+		{"action trailing data", action("create_project", `{"project":"q"} {}`), codes.InvalidArgument, []string{"trailing"}},
+		{"action missing field", action("create_branch", `{"project":"p"}`), codes.InvalidArgument, []string{`"branch"`}},
+		{"action bad project name", action("create_project", `{"project":"a/b"}`), codes.InvalidArgument, []string{"a/b"}},
+		{"action bad branch name", action("create_branch", `{"project":"p","branch":"x y"}`), codes.InvalidArgument, []string{"x y"}},
+		{"action bad limit", action("log", `{"project":"p","limit":0}`), codes.InvalidArgument, []string{"limit"}},
+		{"action unknown", action("drop_table", `{}`), codes.InvalidArgument, []string{"drop_table"}},
+		{"project exists", action("create_project", `{"project":"p"}`), codes.AlreadyExists, []string{`"p"`}},
+		{"branch exists", action("create_branch", `{"project":"p","branch":"dev"}`), codes.AlreadyExists, []string{`"dev"`}},
+		{"branch from missing ref", action("create_branch", `{"project":"p","branch":"x","from":"nope"}`), codes.NotFound, []string{"nope"}},
+		{"list missing project", action("list_branches", `{"project":"nope"}`), codes.NotFound, []string{"nope"}},
+		{"log missing ref", action("log", `{"project":"p","ref":"nope"}`), codes.NotFound, []string{"nope"}},
 
-		{"info short path", infoOf(pathDesc("p", "main")), codes.InvalidArgument, "[project, ref, table]"},
-		{"info long path", infoOf(pathDesc("p", "main", "t", "x")), codes.InvalidArgument, "[project, ref, table]"},
-		{"info bad table name", infoOf(pathDesc("p", "main", "t!")), codes.InvalidArgument, "t!"},
-		{"info missing project", infoOf(pathDesc("nope", "main", "t")), codes.NotFound, "nope"},
-		{"info missing ref", infoOf(pathDesc("p", "nope", "t")), codes.NotFound, "nope"},
-		{"info missing table", infoOf(pathDesc("p", "main", "nope")), codes.NotFound, "nope"},
-		{"info bad json cmd", infoOf(cmdDesc(`{"scan":`)), codes.InvalidArgument, "JSON"},
-		{"info unknown cmd", infoOf(cmdDesc(`{"sample":{}}`)), codes.InvalidArgument, "sample"},
-		{"info scan unknown field", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","cols":["id"]}}`)), codes.InvalidArgument, "cols"},
-		{"info scan extra key", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t"},"world_size":2}`)), codes.InvalidArgument, "world_size"},
-		{"info scan missing ref", infoOf(cmdDesc(`{"scan":{"project":"p","table":"t"}}`)), codes.InvalidArgument, `"ref"`},
-		{"info scan unknown column", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","columns":["nope"]}}`)), codes.InvalidArgument, "nope"},
-		{"info scan repeated column", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","columns":["id","id"]}}`)), codes.InvalidArgument, "twice"},
-		{"info recipe without batch size", infoOf(cmdDesc(`{"recipe":{"seed":1},"world_size":2}`)), codes.InvalidArgument, `"batch_size" is missing`},
-		{"info bad run id", infoOf(cmdDesc(`{"run":"abc","world_size":2,"start_step":0}`)), codes.InvalidArgument, `"abc" must be 64 lowercase hex digits`},
-		{"schema short path", schemaOf(pathDesc("p")), codes.InvalidArgument, "[project, ref, table]"},
-		{"schema missing table", schemaOf(pathDesc("p", "main", "nope")), codes.NotFound, "nope"},
+		{"info short path", infoOf(pathDesc("p", "main")), codes.InvalidArgument, []string{"[project, ref, table]"}},
+		{"info long path", infoOf(pathDesc("p", "main", "t", "x")), codes.InvalidArgument, []string{"[project, ref, table]"}},
+		{"info bad table name", infoOf(pathDesc("p", "main", "t!")), codes.InvalidArgument, []string{"t!"}},
+		{"info missing project", infoOf(pathDesc("nope", "main", "t")), codes.NotFound, []string{"nope"}},
+		{"info missing ref", infoOf(pathDesc("p", "nope", "t")), codes.NotFound, []string{"nope"}},
+		{"info missing table", infoOf(pathDesc("p", "main", "nope")), codes.NotFound, []string{"nope"}},
+		{"info bad json cmd", infoOf(cmdDesc(`{"scan":`)), codes.InvalidArgument, []string{"JSON"}},
+		{"info unknown cmd", infoOf(cmdDesc(`{"sample":{}}`)), codes.InvalidArgument, []string{"sample"}},
+		{"info scan unknown field", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","cols":["id"]}}`)), codes.InvalidArgument, []string{"cols"}},
+		{"info scan extra key", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t"},"world_size":2}`)), codes.InvalidArgument, []string{"world_size"}},
+		{"info scan missing ref", infoOf(cmdDesc(`{"scan":{"project":"p","table":"t"}}`)), codes.InvalidArgument, []string{`"ref"`}},
+		{"info scan unknown column", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","columns":["nope"]}}`)), codes.InvalidArgument, []string{"nope"}},
+		{"info scan repeated column", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"t","columns":["id","id"]}}`)), codes.InvalidArgument, []string{"twice"}},
+		{"info recipe without batch size", infoOf(cmdDesc(`{"recipe":{"seed":1},"world_size":2}`)), codes.InvalidArgument, []string{`"batch_size" is missing`}},
+		{"info bad run id", infoOf(cmdDesc(`{"run":"abc","world_size":2,"start_step":0}`)), codes.InvalidArgument, []string{`"abc" must be 64 lowercase hex digits`}},
+		{"schema short path", schemaOf(pathDesc("p")), codes.InvalidArgument, []string{"[project, ref, table]"}},
+		{"schema missing table", schemaOf(pathDesc("p", "main", "nope")), codes.NotFound, []string{"nope"}},
 
-		{"ticket garbage", get([]byte("hello")), codes.InvalidArgument, "ticket"},
-		{"ticket empty", get(nil), codes.InvalidArgument, "ticket"},
-		{"ticket truncated", get(ticket[:len(ticket)-1]), codes.InvalidArgument, "ticket"},
-		{"ticket truncated to header", get(ticket[:10]), codes.InvalidArgument, "ticket"},
-		{"ticket flipped bit", get(flipped), codes.InvalidArgument, "ticket"},
-		{"ticket forged rows", get(forge(forgedRows)), codes.InvalidArgument, "ticket"},
-		{"ticket forged blocks", get(forge(strings.Replace(forgedRows, `"b1":1`, `"b1":7`, 1))), codes.InvalidArgument, "ticket"},
-		{"ticket forged json", get(forge(`{"p":"p"`)), codes.InvalidArgument, "ticket"},
-		{"ticket unknown kind", get(forgeKind(9, `{}`)), codes.InvalidArgument, "kind"},
+		{"ticket garbage", get([]byte("hello")), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket empty", get(nil), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket truncated", get(ticket[:len(ticket)-1]), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket truncated to header", get(ticket[:10]), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket flipped bit", get(flipped), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket forged rows", get(forge(forgedRows)), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket forged blocks", get(forge(strings.Replace(forgedRows, `"b1":1`, `"b1":7`, 1))), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket forged json", get(forge(`{"p":"p"`)), codes.InvalidArgument, []string{"ticket"}},
+		{"ticket unknown kind", get(forgeKind(9, `{}`)), codes.InvalidArgument, []string{"kind"}},
 
-		{"put short path", put(pathDesc("p", "main"), testSchema, goodBatch), codes.InvalidArgument, "[project, branch, table]"},
-		{"put cmd descriptor", put(cmdDesc(`{}`), testSchema, goodBatch), codes.InvalidArgument, "path descriptor"},
-		{"put bad table name", put(pathDesc("p", "main", ".weft"), testSchema, goodBatch), codes.InvalidArgument, ".weft"},
-		{"put missing project", put(pathDesc("nope", "main", "t"), testSchema, goodBatch), codes.NotFound, "nope"},
-		{"put missing branch", put(pathDesc("p", "nope", "t"), testSchema, goodBatch), codes.NotFound, "nope"},
-		{"put schema mismatch", put(pathDesc("p", "main", "t"), otherSchema, otherBatch), codes.InvalidArgument, "schema mismatch"},
-		{"put no rows", put(pathDesc("p", "main", "t2"), testSchema), codes.InvalidArgument, "no rows"},
-		{"put nulls midway", put(pathDesc("p", "main", "t"), testSchema, goodBatch, goodBatch, nullIDs), codes.InvalidArgument, "not nullable"},
-		{"put nulls in new table", put(pathDesc("p", "dev", "fresh"), testSchema, goodBatch, nullIDs), codes.InvalidArgument, "not nullable"},
+		{"put short path", put(pathDesc("p", "main"), testSchema, goodBatch), codes.InvalidArgument, []string{"[project, branch, table]"}},
+		{"put cmd descriptor", put(cmdDesc(`{}`), testSchema, goodBatch), codes.InvalidArgument, []string{"path descriptor"}},
+		{"put bad table name", put(pathDesc("p", "main", ".weft"), testSchema, goodBatch), codes.InvalidArgument, []string{".weft"}},
+		{"put missing project", put(pathDesc("nope", "main", "t"), testSchema, goodBatch), codes.NotFound, []string{"nope"}},
+		{"put missing branch", put(pathDesc("p", "nope", "t"), testSchema, goodBatch), codes.NotFound, []string{"nope"}},
+		{"put schema mismatch", put(pathDesc("p", "main", "t"), otherSchema, otherBatch), codes.InvalidArgument, []string{"schema mismatch"}},
+		{"put no rows", put(pathDesc("p", "main", "t2"), testSchema), codes.InvalidArgument, []string{"no rows"}},
+		{"put nulls midway", put(pathDesc("p", "main", "t"), testSchema, goodBatch, goodBatch, nullIDs), codes.InvalidArgument, []string{"not nullable"}},
+		{"put nulls in new table", put(pathDesc("p", "dev", "fresh"), testSchema, goodBatch, nullIDs), codes.InvalidArgument, []string{"not nullable"}},
+
+		{"put date64", put(pathDesc("p", "main", "dates"), date64Schema, date64Batch), codes.InvalidArgument, []string{`column "d" has type date64`, "date32"}},
+		{"put large_list<large_string>", put(pathDesc("p", "main", "tags"), polarsSchema, polarsBatch), codes.InvalidArgument, []string{`column "tags" has type large_list`, "send it as list<large_utf8>"}},
+		{"put dictionary index out of range", put(pathDesc("p", "main", "cats"), dictSchema, dictBatch), codes.InvalidArgument, []string{`column "cat"`, "dictionary index 7 at row 1"}},
+		{"put 1000-column mismatch", put(pathDesc("p", "main", "wide"), wrongSchema, wrongBatch), codes.InvalidArgument, []string{`column 5 is "feature_column_number_0005" int32 in the table but "renamed_feature_0005"`, "and 992 more differences"}},
+		{"scan misspelt column of wide table", infoOf(cmdDesc(`{"scan":{"project":"p","ref":"main","table":"wide","columns":["feature_column_numbr_0001"]}}`)), codes.InvalidArgument, []string{`"feature_column_numbr_0001" is not a column`, "and 992 more"}},
+		{"create hex branch", action("create_branch", `{"project":"p","branch":"`+hexBranch+`"}`), codes.InvalidArgument, []string{"commit id"}},
+		{"create hex branch upper case", action("create_branch", `{"project":"p","branch":"DEADBEEF"}`), codes.InvalidArgument, []string{"commit id"}},
+		{"create 1 MiB branch name", action("create_branch", `{"project":"p","branch":"`+longName+`"}`), codes.InvalidArgument, []string{"1048576 bytes"}},
+		{"log 1 MiB ref", action("log", `{"project":"p","ref":"`+longName+`"}`), codes.NotFound, []string{"1048576 bytes"}},
 	}
 	before := snapshot(t, b)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			requireCode(t, tc.call(), tc.code, tc.contains)
+			err := tc.call()
+			requireCode(t, err, tc.code, tc.contains...)
+			require.Less(t, len(status.Convert(err).Message()), 1024, "messages are capped")
 			require.Eventually(t, func() bool { return len(snapshot(t, b)) == len(before) }, 5*time.Second, 10*time.Millisecond)
 			require.Equal(t, before, snapshot(t, b), "a rejected call changed the store")
 		})
@@ -265,4 +335,32 @@ func TestPutMessageLimit(t *testing.T) {
 	res, err := e.put(ctxT(t), pathDesc("p", "main", "t"), testSchema, makeBatch(e.cmem, 0, 512, 1024))
 	require.NoError(t, err)
 	require.EqualValues(t, 512, res.Rows)
+}
+
+// TestPoisonedTableOverTheWire: a table whose stored schema holds a type
+// this server refuses (committed by an older server; here through versions
+// directly) is answered FailedPrecondition with a message that names the
+// column and the commit to branch from; other tables still read.
+func TestPoisonedTableOverTheWire(t *testing.T) {
+	b := bucket.NewMem()
+	e := newEnv(t, b, envOpts{})
+	ctx := ctxT(t)
+	e.createProject("p")
+	good := e.mustPut("p", "main", "t", 0, 10, 10, 8)
+
+	v, err := versions.New(b, versions.DefaultOptions())
+	require.NoError(t, err)
+	enc, err := tables.EncodeSchema(arrow.NewSchema([]arrow.Field{{Name: "when", Type: arrow.FixedWidthTypes.Date64, Nullable: true}}, nil))
+	require.NoError(t, err)
+	_, err = v.Commit(ctx, "p", "main", "older server", func(ctx context.Context, _ *versions.Commit) (map[versions.TableName]versions.ManifestID, error) {
+		id, err := v.PutManifest(ctx, "p", &versions.Manifest{Table: "old", Schema: enc, Files: []versions.DataFile{{Path: "data/x.parquet", Rows: 1, Size: 1, RowGroups: []int64{1}}}})
+		return map[versions.TableName]versions.ManifestID{"old": id}, err
+	})
+	require.NoError(t, err)
+
+	_, err = e.client.GetFlightInfo(ctx, pathDesc("p", "main", "old"))
+	requireCode(t, err, codes.FailedPrecondition, `column "when" has type date64`, "branch from "+good.Commit)
+	_, err = e.client.GetSchema(ctx, pathDesc("p", "main", "old"))
+	requireCode(t, err, codes.FailedPrecondition, "branch from "+good.Commit)
+	require.Equal(t, seq(0, 10), e.scan(e.info(pathDesc("p", "main", "t"))))
 }

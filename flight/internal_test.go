@@ -64,8 +64,12 @@ func TestCode(t *testing.T) {
 		{wrap(status.Error(codes.ResourceExhausted, "grpc: received message larger than max")), codes.ResourceExhausted},
 		{wrap(versions.ErrCorrupt), codes.Internal},
 		{wrap(versions.ErrManifestNotFound), codes.Internal}, // clients never name manifests
-		{wrap(bucket.ErrNotFound), codes.Internal},           // a missing data file is the server's fault
-		{wrap(bucket.ErrTooLarge), codes.Internal},
+		{wrap(bucket.ErrNotFound), codes.NotFound},
+		{wrap(fmt.Errorf("%w: data file: %w", versions.ErrCorrupt, bucket.ErrNotFound)), codes.Internal}, // the outer kind wins
+		{wrap(bucket.ErrTooLarge), codes.ResourceExhausted},
+		{wrap(tables.ErrUnsupportedType), codes.InvalidArgument},
+		{wrap(tables.ErrBadData), codes.InvalidArgument},
+		{wrap(tables.ErrUnreadableSchema), codes.FailedPrecondition},
 		{errors.New("disk on fire"), codes.Internal},
 	}
 	for _, tc := range cases {

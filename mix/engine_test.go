@@ -295,7 +295,7 @@ func TestBadRequests(t *testing.T) {
 		{"unknown project", func(r *Recipe) { r.Components[1].Project = "nope" }, versions.ErrProjectNotFound, "component 1"},
 		{"unknown table", func(r *Recipe) { r.Components[0].Table = "nope" }, versions.ErrNotFound, "component 0"},
 		{"unknown ref", func(r *Recipe) { r.Components[0].Ref = "nope" }, versions.ErrNotFound, "nope"},
-		{"unknown column", func(r *Recipe) { r.Components[0].Columns = []string{"id", "nope"} }, versions.ErrNotFound, `"nope"`},
+		{"unknown column", func(r *Recipe) { r.Components[0].Columns = []string{"id", "nope"} }, versions.ErrInvalid, `"nope"`},
 		{"other columns", func(r *Recipe) { r.Components[1].Columns = []string{"id"} }, ErrBadRecipe, "component 1 (p/b) asks for columns [id]"},
 		{"reserved column", func(r *Recipe) { r.Components[0].Columns = []string{"_row"} }, ErrBadRecipe, "reserved"},
 		{"bad name", func(r *Recipe) { r.Components[0].Table = "a/b" }, versions.ErrInvalidName, "component 0"},

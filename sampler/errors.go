@@ -1,14 +1,15 @@
 package sampler
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/weftdata/weft/errdefs"
 )
 
 // ErrInvalid is the kind of every error this package returns: the spec or an
-// argument is bad. The Flight boundary maps it to InvalidArgument with
-// errors.Is.
-var ErrInvalid = errors.New("invalid argument")
+// argument is bad. It wraps errdefs.ErrInvalidArgument, which the gRPC
+// boundary maps to InvalidArgument.
+var ErrInvalid = fmt.Errorf("%w", errdefs.ErrInvalidArgument)
 
 // Specific errors, each wrapping ErrInvalid. Returned errors wrap these with
 // the offending value, for example

@@ -3,27 +3,44 @@ package tables
 import (
 	"fmt"
 
-	"github.com/weftdata/weft/versions"
+	"github.com/weftdata/weft/errdefs"
 )
 
-// Errors for bad input. Each wraps a versions kind (ErrInvalid, ErrNotFound)
-// so the Flight boundary maps them to status codes with errors.Is, and each
-// returned message names the offending table, column or value.
+// Errors. Each wraps an errdefs kind so the gRPC boundary maps it to a
+// status code with errors.Is, and each returned message names the offending
+// table, column or value (bounded: long names are cut, long lists name the
+// first few and how many more).
 var (
 	// ErrTableNotFound: no such table at that commit (the message lists the tables there).
-	ErrTableNotFound = fmt.Errorf("table %w", versions.ErrNotFound)
-	// ErrColumnNotFound: a projection names a column the table lacks (the message lists its columns).
-	ErrColumnNotFound = fmt.Errorf("column %w", versions.ErrNotFound)
+	ErrTableNotFound = fmt.Errorf("table %w", errdefs.ErrNotFound)
+	// ErrColumnNotFound: a projection names a column the table lacks (the
+	// message lists its first columns). The column list is the caller's
+	// input, so this is an invalid argument, not a missing object.
+	ErrColumnNotFound = fmt.Errorf("%w: column not found", errdefs.ErrInvalidArgument)
 	// ErrSchemaMismatch: an append's schema differs from the table's; the
-	// message names the first differing column. Nothing is stored.
-	ErrSchemaMismatch = fmt.Errorf("%w: schema mismatch", versions.ErrInvalid)
+	// message names the first differing columns. Nothing is stored.
+	ErrSchemaMismatch = fmt.Errorf("%w: schema mismatch", errdefs.ErrInvalidArgument)
 	// ErrEmptyAppend: an append with no rows. Nothing is stored.
-	ErrEmptyAppend = fmt.Errorf("%w: empty append", versions.ErrInvalid)
+	ErrEmptyAppend = fmt.Errorf("%w: empty append", errdefs.ErrInvalidArgument)
 	// ErrBadSchema: a schema no table can hold (no columns, unnamed or repeated columns).
-	ErrBadSchema = fmt.Errorf("%w: unusable schema", versions.ErrInvalid)
+	ErrBadSchema = fmt.Errorf("%w: unusable schema", errdefs.ErrInvalidArgument)
+	// ErrUnsupportedType: a column whose Arrow type does not come back
+	// exactly from the store's Parquet files (date64, time32[s], an
+	// extension type, ...). The message names the column, the type and a
+	// type to use instead where there is one. Nothing is stored.
+	ErrUnsupportedType = fmt.Errorf("%w: unsupported column type", ErrBadSchema)
+	// ErrBadData: an appended batch whose arrays are malformed (a
+	// dictionary index out of range, bad offsets). Nothing is stored.
+	ErrBadData = fmt.Errorf("%w: malformed batch", errdefs.ErrInvalidArgument)
 	// ErrBadColumns: a projection names a column twice.
-	ErrBadColumns = fmt.Errorf("%w: bad column list", versions.ErrInvalid)
+	ErrBadColumns = fmt.Errorf("%w: bad column list", errdefs.ErrInvalidArgument)
 	// ErrRowOutOfRange and ErrBlockOutOfRange: an ordinal or block index past the version's end.
-	ErrRowOutOfRange   = fmt.Errorf("%w: row ordinal out of range", versions.ErrInvalid)
-	ErrBlockOutOfRange = fmt.Errorf("%w: block out of range", versions.ErrInvalid)
+	ErrRowOutOfRange   = fmt.Errorf("%w: row ordinal out of range", errdefs.ErrInvalidArgument)
+	ErrBlockOutOfRange = fmt.Errorf("%w: block out of range", errdefs.ErrInvalidArgument)
+	// ErrUnreadableSchema: a table whose manifest holds a column type this
+	// server refuses (written by an older server). The message names the
+	// column and the last commit whose schema is readable, to branch from.
+	// The store is not damaged and the request is fine, so the kind is
+	// failed precondition (its message reaches the client), not corrupt.
+	ErrUnreadableSchema = fmt.Errorf("%w: table schema holds an unsupported type", errdefs.ErrFailedPrecondition)
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -66,10 +67,10 @@ func (v *Version) Projection(columns []string) (*arrow.Schema, error) {
 	for _, c := range columns {
 		idx := v.Schema.FieldIndices(c)
 		if len(idx) == 0 {
-			return nil, fmt.Errorf("%w: %q is not a column of %s; columns are: %s", ErrColumnNotFound, c, v.Table, fieldList(v.Schema))
+			return nil, fmt.Errorf("%w: %s is not a column of %s; columns are: %s", ErrColumnNotFound, errdefs.Quote(c), v.Table, fieldList(v.Schema))
 		}
 		if seen[c] {
-			return nil, fmt.Errorf("%w: column %q is requested twice", ErrBadColumns, c)
+			return nil, fmt.Errorf("%w: column %s is requested twice", ErrBadColumns, errdefs.Quote(c))
 		}
 		seen[c] = true
 		fields = append(fields, v.Schema.Field(idx[0]))
@@ -102,7 +103,7 @@ func (s *Store) TableAt(ctx context.Context, p versions.ProjectName, id versions
 			names = append(names, string(n))
 		}
 		slices.Sort(names)
-		return nil, fmt.Errorf("%w: %q in project %q at commit %s; tables there: %v", ErrTableNotFound, t, p, id.Short(), names)
+		return nil, fmt.Errorf("%w: %q in project %q at commit %s; tables there: %s", ErrTableNotFound, t, p, id.Short(), errdefs.List(names))
 	}
 	m, err := s.v.GetManifest(ctx, p, mid)
 	if err != nil {
@@ -111,6 +112,9 @@ func (s *Store) TableAt(ctx context.Context, p versions.ProjectName, id versions
 	schema, err := DecodeSchema(m.Schema)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkTypes(schema); err != nil {
+		return nil, s.unreadable(ctx, p, id, t, err)
 	}
 	v := &Version{Project: p, Commit: id, Table: t, Manifest: m, Schema: schema}
 	var first int64

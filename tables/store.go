@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -336,6 +337,9 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 		if failed = checkNulls(schema, rec); failed != nil {
 			break
 		}
+		if failed = validateBatch(schema, rec); failed != nil {
+			break
+		}
 		n := rec.NumRows()
 		if n == 0 {
 			continue
@@ -479,7 +483,7 @@ func dataBytes(d arrow.ArrayData) int64 {
 func checkNulls(schema *arrow.Schema, rec arrow.RecordBatch) error {
 	for i, f := range schema.Fields() {
 		if !f.Nullable && rec.Column(i).NullN() > 0 {
-			return fmt.Errorf("%w: column %q is not nullable but the append has %d nulls in it", ErrSchemaMismatch, f.Name, rec.Column(i).NullN())
+			return fmt.Errorf("%w: column %s is not nullable but the append has %d nulls in it", ErrSchemaMismatch, errdefs.Quote(f.Name), rec.Column(i).NullN())
 		}
 	}
 	return nil

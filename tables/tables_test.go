@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -81,7 +82,7 @@ func TestProjection(t *testing.T) {
 
 	_, err = e.s.ReadBlock(ctx, v, 0, []string{"nope"})
 	require.ErrorIs(t, err, tables.ErrColumnNotFound)
-	require.ErrorIs(t, err, versions.ErrNotFound)
+	require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
 	require.Contains(t, err.Error(), "columns are: id int64")
 	_, err = e.s.ReadBlock(ctx, v, 0, []string{"id", "id"})
 	require.ErrorIs(t, err, tables.ErrBadColumns)
@@ -207,7 +208,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown table", func() error {
 			_, err := e.s.Table(ctx, "p", "main", "nope")
 			return err
-		}, tables.ErrTableNotFound, "tables there: [t]"},
+		}, tables.ErrTableNotFound, `tables there: "t"`},
 		{"unknown ref", func() error {
 			_, err := e.s.Table(ctx, "p", "nope", "t")
 			return err

@@ -1,26 +1,21 @@
 package versions
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/weftdata/weft/errdefs"
 )
 
-// Base kinds. Every error this package (and package tables) returns for bad
-// input or missing objects wraps one of these, so callers — the Flight
-// boundary above all — map them to status codes with errors.Is.
+// The kinds this package's errors wrap, under their old names. They are the
+// errdefs kinds themselves (not wrappers), so errors.Is(err,
+// versions.ErrNotFound) and errors.Is(err, errdefs.ErrNotFound) agree; new
+// code should name the errdefs kind.
 var (
-	// ErrNotFound: a project, branch, commit, manifest, table or column is missing.
-	ErrNotFound = errors.New("not found")
-	// ErrAlreadyExists: creating a project or branch that exists.
-	ErrAlreadyExists = errors.New("already exists")
-	// ErrInvalid: bad input (a name, a ref, a schema, an empty append).
-	ErrInvalid = errors.New("invalid argument")
-	// ErrConflict: a concurrent change made the operation impossible, or
-	// the retry budget for a contended branch ran out. Retrying may work.
-	ErrConflict = errors.New("conflict")
-	// ErrCorrupt: a stored object does not match its content id, or has a
-	// format this version of Weft cannot read.
-	ErrCorrupt = errors.New("corrupt object")
+	ErrNotFound      = errdefs.ErrNotFound
+	ErrAlreadyExists = errdefs.ErrAlreadyExists
+	ErrInvalid       = errdefs.ErrInvalidArgument
+	ErrConflict      = errdefs.ErrConflict
+	ErrCorrupt       = errdefs.ErrCorrupt
 )
 
 // Specific errors, each wrapping its kind. The message of a returned error
@@ -29,15 +24,20 @@ var (
 	// ErrInvalidName: a project, branch or table name breaks the naming
 	// rule (1 to 128 of A-Z a-z 0-9 _ . -, not "." or "..", not ".weft…").
 	ErrInvalidName = fmt.Errorf("%w: name", ErrInvalid)
+	// ErrHexName: a project, branch or table name of 8 to 64 hex digits,
+	// which a ref could read as a commit id or prefix.
+	ErrHexName = fmt.Errorf("%w: name reads as a commit id", ErrInvalidName)
 	// ErrInvalidRef: a malformed commit id or an empty ref.
 	ErrInvalidRef = fmt.Errorf("%w: ref", ErrInvalid)
 	// ErrAmbiguousRef: a commit id prefix that matches several commits.
 	ErrAmbiguousRef = fmt.Errorf("%w: ambiguous commit prefix", ErrInvalid)
 
-	ErrProjectNotFound  = fmt.Errorf("project %w", ErrNotFound)
-	ErrBranchNotFound   = fmt.Errorf("branch %w", ErrNotFound)
-	ErrCommitNotFound   = fmt.Errorf("commit %w", ErrNotFound)
-	ErrManifestNotFound = fmt.Errorf("manifest %w", ErrNotFound)
+	ErrProjectNotFound = fmt.Errorf("project %w", ErrNotFound)
+	ErrBranchNotFound  = fmt.Errorf("branch %w", ErrNotFound)
+	ErrCommitNotFound  = fmt.Errorf("commit %w", ErrNotFound)
+	// ErrManifestNotFound: a commit names a manifest the store lacks. Clients
+	// never name manifests, so this is damage to the store (ErrCorrupt).
+	ErrManifestNotFound = fmt.Errorf("%w: manifest missing", ErrCorrupt)
 	// ErrRefNotFound: a ref that is neither a branch nor a known commit (prefix).
 	ErrRefNotFound = fmt.Errorf("ref %w", ErrNotFound)
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
 )
 
 // Options configure a Store.
@@ -195,14 +196,23 @@ func (s *Store) readRef(ctx context.Context, p ProjectName, b BranchName) (Commi
 	}
 	id := CommitID(bytes.TrimSpace(data))
 	if len(id) != idLen || !isHex(string(id)) {
-		return "", "", fmt.Errorf("%w: ref %s/%s holds %q, not a commit id", ErrCorrupt, p, b, data)
+		return "", "", fmt.Errorf("%w: ref %s/%s holds %s, not a commit id", ErrCorrupt, p, b, errdefs.Quote(string(data)))
 	}
 	return id, info.ETag, nil
 }
 
 // Resolve turns a ref (a branch name, a full commit id, or a unique commit id
-// prefix of at least 8 hex digits) into a commit id. A branch wins over a
-// commit prefix spelled the same, as in git.
+// prefix of at least 8 hex digits) into a commit id, in this order:
+//
+//  1. a full commit id (64 lowercase hex digits) of a commit that exists;
+//  2. a branch of that name;
+//  3. a unique commit id prefix (8 to 64 lowercase hex digits).
+//
+// New branch names cannot look like commit ids (ParseBranchName refuses 8 to
+// 64 hex digits), so the order matters only for stores whose branches were
+// named before that rule: there a branch never beats the exact commit id it
+// spells, and a branch still beats a prefix, as in git, so that such a branch
+// stays reachable by its name.
 func (s *Store) Resolve(ctx context.Context, p ProjectName, ref string) (CommitID, error) {
 	if err := s.checkProject(ctx, p); err != nil {
 		return "", err
@@ -210,7 +220,16 @@ func (s *Store) Resolve(ctx context.Context, p ProjectName, ref string) (CommitI
 	if ref == "" {
 		return "", fmt.Errorf("%w: empty ref; give a branch name or a commit id", ErrInvalidRef)
 	}
-	if validateName("branch", ref) == nil {
+	if len(ref) == idLen && isHex(ref) {
+		_, err := s.b.Stat(ctx, commitKey(p, CommitID(ref)))
+		if err == nil {
+			return CommitID(ref), nil
+		}
+		if !errors.Is(err, bucket.ErrNotFound) {
+			return "", fmt.Errorf("resolve %s: %w", ref, err)
+		}
+	}
+	if validRefName(ref) {
 		head, _, err := s.readRef(ctx, p, BranchName(ref))
 		if err == nil {
 			return head, nil
@@ -222,7 +241,7 @@ func (s *Store) Resolve(ctx context.Context, p ProjectName, ref string) (CommitI
 	if len(ref) >= MinPrefixLen && len(ref) <= idLen && isHex(ref) {
 		return s.resolvePrefix(ctx, p, ref)
 	}
-	return "", fmt.Errorf("%w: %q is neither a branch of project %q nor a commit id (or a unique prefix of %d+ hex digits)", ErrRefNotFound, ref, p, MinPrefixLen)
+	return "", fmt.Errorf("%w: %s is neither a branch of project %q nor a commit id (or a unique prefix of %d+ hex digits)", ErrRefNotFound, errdefs.Quote(ref), p, MinPrefixLen)
 }
 
 func (s *Store) resolvePrefix(ctx context.Context, p ProjectName, prefix string) (CommitID, error) {

@@ -131,13 +131,9 @@ func TestCommitResolveAndLog(t *testing.T) {
 		}
 		require.ErrorIs(t, err, versions.ErrRefNotFound)
 	})
-	t.Run("branch wins over prefix", func(t *testing.T) {
-		prefix := string(ids[0][:8])
-		_, err := s.CreateBranch(ctx, "p", versions.BranchName(prefix), string(ids[3]))
-		require.NoError(t, err)
-		got, err := s.Resolve(ctx, "p", prefix)
-		require.NoError(t, err)
-		require.Equal(t, ids[3], got)
+	t.Run("hex branch names refused", func(t *testing.T) {
+		_, err := s.CreateBranch(ctx, "p", versions.BranchName(ids[0][:8]), string(ids[3]))
+		require.ErrorIs(t, err, versions.ErrHexName)
 	})
 	t.Run("commit content", func(t *testing.T) {
 		c, err := s.GetCommit(ctx, "p", ids[4])
