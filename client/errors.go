@@ -1,14 +1,13 @@
 package client
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/errdefs/errgrpc"
 )
 
 // ErrBadResponse: the server answered something this client cannot read
@@ -17,7 +16,7 @@ import (
 var ErrBadResponse = fmt.Errorf("%w: bad response from the server", errdefs.ErrCorrupt)
 
 // Error is an error the server answered: its gRPC status, classified by
-// the errdefs kind it wraps (nil for Internal and Unknown).
+// the errdefs kind it wraps (errgrpc.Kind: nil for Internal and Unknown).
 type Error struct {
 	err  error // as gRPC returned it
 	st   *status.Status
@@ -37,40 +36,6 @@ func (e *Error) Unwrap() []error {
 	return []error{e.kind, e.err}
 }
 
-// kindOf maps a gRPC code to an errdefs kind (or a context error).
-//
-// TODO(integrator): errdefs/errgrpc.ToNative is the shared version of this
-// mapping; swap this function for it once it lands.
-func kindOf(c codes.Code) error {
-	switch c {
-	case codes.InvalidArgument, codes.OutOfRange:
-		return errdefs.ErrInvalidArgument
-	case codes.NotFound:
-		return errdefs.ErrNotFound
-	case codes.AlreadyExists:
-		return errdefs.ErrAlreadyExists
-	case codes.Aborted, codes.FailedPrecondition:
-		return errdefs.ErrConflict
-	case codes.DataLoss:
-		return errdefs.ErrCorrupt
-	case codes.Unauthenticated:
-		return errdefs.ErrUnauthenticated
-	case codes.PermissionDenied:
-		return errdefs.ErrPermissionDenied
-	case codes.ResourceExhausted:
-		return errdefs.ErrResourceExhausted
-	case codes.Unavailable:
-		return errdefs.ErrUnavailable
-	case codes.Unimplemented:
-		return errdefs.ErrUnimplemented
-	case codes.Canceled:
-		return context.Canceled
-	case codes.DeadlineExceeded:
-		return context.DeadlineExceeded
-	}
-	return nil
-}
-
 // fromWire classifies an error from a gRPC call or stream; errors without
 // a gRPC status (local ones) pass unchanged.
 func fromWire(err error) error {
@@ -86,5 +51,5 @@ func fromWire(err error) error {
 		return err
 	}
 	st := se.GRPCStatus()
-	return &Error{err: err, st: st, kind: kindOf(st.Code())}
+	return &Error{err: err, st: st, kind: errgrpc.Kind(st.Code())}
 }

@@ -109,8 +109,13 @@ func ToNative(err error) error {
 	if !ok {
 		return err
 	}
-	return &remoteError{st: st, kind: codeKind[st.Code()]}
+	return &remoteError{st: st, kind: Kind(st.Code())}
 }
+
+// Kind is the kind ToNative gives an error with code c: an errdefs kind,
+// context.Canceled or context.DeadlineExceeded, or nil for codes without
+// a kind (Internal, Unknown, …).
+func Kind(c codes.Code) error { return codeKind[c] }
 
 // remoteError is a status received from a server, classified by its kind.
 type remoteError struct {
