@@ -1,7 +1,8 @@
-"""Recompute Weft commit and manifest ids from docs/format.md alone.
+"""Recompute Weft commit, manifest and run ids from docs/format.md alone.
 
-Usage: python3 docs/verify_ids.py [DIR]   (default versions/testdata)
-Each DIR/KIND-ID.json must hash to ID; exits 1 on a mismatch.
+Usage: python3 docs/verify_ids.py [DIR ...]   (default versions/testdata mix/testdata)
+Each DIR/KIND-ID.json (KIND: commit, manifest, run) must hash to ID; exits 1
+on a mismatch.
 """
 import json, hashlib, struct, sys, datetime, base64
 def uv(n):
@@ -27,16 +28,48 @@ def commit(c):
 def manifest(m):
     files=enc('files',{'%010d'%i: enc('file',{'path':f['path'],'row_groups':enc('row_groups',{'%010d'%j:n for j,n in enumerate(f['row_groups'])}),'rows':f['rows'],'size':f['size']}) for i,f in enumerate(m['files'])})
     return enc('manifest',{'files':files,'schema':base64.b64decode(m['schema']),'table':m['table']})
+# Run ids (format.md "Run record", sampler/doc.go "Run id"): big-endian
+# uint64s and length-prefixed strings; weights reduced to integers first.
+from decimal import Decimal
+from math import gcd
+def reduce_weights(ws):
+    ds=[Decimal(repr(float(w))).as_tuple() for w in ws]
+    lo=min(d.exponent for d in ds)
+    us=[int(''.join(map(str,d.digits)))*10**(d.exponent-lo) for d in ds]
+    g=0
+    for u in us: g=gcd(g,u)
+    us=[u//g for u in us]
+    total=sum(us)
+    if total>1<<62:
+        out=[]
+        for u in us:
+            q,r=divmod(u<<61,total)
+            if 2*r>total or (2*r==total and q&1): q+=1
+            out.append(max(q,1))
+        g=0
+        for u in out: g=gcd(g,u)
+        us=[u//g for u in out]
+    return us
+def run(r):
+    def u64(v): return struct.pack('>Q',v)
+    def st(x): x=x.encode(); return u64(len(x))+x
+    buf=st('weft/sampler/run')+u64(1)+u64(r['seed'])+u64(r['batch_size'])+u64(r['steps'])+u64(r['shuffle']['buffer_rows'])+u64(len(r['components']))
+    for c,u in zip(r['components'],reduce_weights([c['weight'] for c in r['components']])):
+        blocks=c.get('blocks') or [c['rows']]
+        ident=json.dumps(['weft/mix/1',c['project'],c['table'],c['commit'],c['columns']],separators=(',',':'),ensure_ascii=False)
+        ident=ident.replace('<','\\u003c').replace('>','\\u003e').replace('&','\\u0026')  # as Go's encoding/json writes them
+        buf+=u64(u)+u64(c['rows'])+u64(len(blocks))+b''.join(u64(b) for b in blocks)+st(ident)
+    return buf
 import glob,os
-root = sys.argv[1] if len(sys.argv) > 1 else 'versions/testdata'
-files = glob.glob(os.path.join(root, '*.json'))
+roots = sys.argv[1:] or ['versions/testdata', 'mix/testdata']
+files = [f for root in roots for f in glob.glob(os.path.join(root, '*.json'))]
 if not files:
-    sys.exit('no golden objects in ' + root)
+    sys.exit('no golden objects in ' + ' '.join(roots))
 bad = 0
 for f in sorted(files):
     kind,id=os.path.basename(f)[:-5].split('-',1)
     o=json.load(open(f))
-    h=hashlib.sha256((commit if kind=='commit' else manifest)(o)).hexdigest()
+    h=hashlib.sha256({'commit':commit,'manifest':manifest,'run':run}[kind](o)).hexdigest()
     print(kind, id[:12], "ok" if h == id else "MISMATCH: computes " + h)
     bad += h != id
 sys.exit(1 if bad else 0)
