@@ -32,7 +32,7 @@ type Metrics struct {
 // 1 ms × 4^k for k = 0..12.
 var grpcBuckets = prometheus.ExponentialBuckets(0.001, 4, 12)
 
-// bucketBuckets span a 100 µs local read to a 30 s multipart upload:
+// bucketBuckets span a 100 µs local read to a 37 s multipart upload:
 // 100 µs × 2.5^k for k = 0..14.
 var bucketBuckets = prometheus.ExponentialBuckets(0.0001, 2.5, 15)
 
