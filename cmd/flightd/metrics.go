@@ -73,6 +73,15 @@ func (s *metricsServer) watch(engine *mix.Engine, budget *membudget.Budget) {
 	s.reg.MustRegister(metrics.NewCacheCollector(func() metrics.CacheStats { return cacheStats(engine.Stats()) }), metrics.NewBudgetCollector(budget))
 }
 
+// runRecordStored returns the function to call once per run record
+// written (for mix's options), nil when metrics are off.
+func (s *metricsServer) runRecordStored() func() {
+	if s == nil {
+		return nil
+	}
+	return s.m.RunRecordsStored.Inc
+}
+
 // cacheStats adapts the mix engine's block cache counters.
 func cacheStats(st mix.Stats) metrics.CacheStats {
 	return metrics.CacheStats{Hits: st.Hits, Misses: st.Decodes, Joins: st.Joins, Evictions: st.Evictions, Bytes: st.CachedBytes, Entries: int64(st.CachedBlocks)}

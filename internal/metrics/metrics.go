@@ -13,9 +13,9 @@ import (
 // Metrics are the metrics that parts of flightd update as they work. Build
 // them with New; the methods are safe for concurrent use.
 type Metrics struct {
-	// RunRecordsStored counts run records written to the store: the mix
-	// engine increments it once per record it stores (not for runs it
-	// finds already stored).
+	// RunRecordsStored counts run records written to the store. Whoever
+	// stores them (the mix engine) increments it once per record written,
+	// not for a run it finds already stored.
 	RunRecordsStored prometheus.Counter
 
 	grpcRequests  *prometheus.CounterVec
