@@ -21,15 +21,18 @@ import (
 
 // serveConfig is everything `flightd serve` takes from its flags.
 type serveConfig struct {
-	store     string
-	s3        bucket.S3Config
-	addr      string
-	logLevel  string
-	logFormat string
-	flight    flight.Options
-	mix       mix.Options
-	tables    tables.Options
-	versions  versions.Options
+	store string
+	s3    bucket.S3Config
+	addr  string
+	// metricsAddr is where /metrics, /healthz and /readyz are served; ""
+	// serves none.
+	metricsAddr string
+	logLevel    string
+	logFormat   string
+	flight      flight.Options
+	mix         mix.Options
+	tables      tables.Options
+	versions    versions.Options
 	// memoryLimit is the Go runtime's soft memory limit; 0 means the
 	// cache size plus memoryHeadroom. $GOMEMLIMIT, when set, wins.
 	memoryLimit int64
@@ -50,6 +53,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.s3.SecretKey, "s3-secret-key", "", "S3 secret `key` (default $AWS_SECRET_ACCESS_KEY; prefer the variable: flags show in ps)")
 	fs.StringVar(&cfg.s3.Region, "s3-region", "", "S3 `region` (default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)")
 	fs.StringVar(&cfg.addr, "addr", cfg.addr, "listen on `HOST:PORT` (port 0 picks a free port; the log line \"serving\" names it)")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics, and /healthz and /readyz, over HTTP on `HOST:PORT` (off by default; port 0 picks a free port; the log line \"serving metrics\" names it); they have no authentication: keep them on loopback or a monitoring network")
 	fs.StringVar(&cfg.logLevel, "log-level", cfg.logLevel, "log `level`: debug, info, warn or error")
 	fs.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "log `format`: text or json (one object per line), on stderr")
 
@@ -155,12 +159,20 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 
+	ms, err := newMetricsServer(cfg.metricsAddr)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer ms.close()
+	cfg.flight.ServerOptions = append(cfg.flight.ServerOptions, ms.serverOptions()...)
+
 	openCtx, cancel := context.WithTimeout(ctx, storeCheckTimeout)
 	defer cancel()
 	b, err := bucket.Open(openCtx, cfg.store, cfg.s3)
 	if err != nil {
 		return usageErr("cannot open the store: %v", err)
 	}
+	b = ms.bucket(b)
 	// The parts, built here and handed to the Flight service.
 	v, err := versions.New(b, cfg.versions)
 	if err != nil {
@@ -175,6 +187,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	defer engine.Close()
+	ms.watch(engine, nil) // no memory budget yet: none to export
 	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
@@ -188,6 +201,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("cannot listen on --addr %s: %v", cfg.addr, err)
 	}
+	lis = ms.start(log, svc.Ping, lis)
 	limit := memoryLimit(cfg)
 	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit)
 	if err := svc.Serve(ctx, lis); err != nil {
