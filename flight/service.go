@@ -73,7 +73,7 @@ func (s *Service) Close() { s.mix.Close() }
 
 // Ping checks that the store answers: it lists at most one key.
 func (s *Service) Ping(ctx context.Context) error {
-	for _, err := range s.v.Bucket().List(ctx, "projects/") {
+	for _, err := range s.v.Bucket().List(ctx, versions.ProjectsPrefix) {
 		return err
 	}
 	return nil

@@ -102,7 +102,7 @@ func (r *Record) spec() sampler.Spec {
 
 // runKey is where the record of run id lives in project p.
 func runKey(p versions.ProjectName, id RunID) string {
-	return versions.ProjectKey(p) + "runs/" + string(id)
+	return versions.RunKey(p, string(id))
 }
 
 // decodeRecord parses a stored record and checks that it is run want.

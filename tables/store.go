@@ -178,7 +178,7 @@ func (s *Store) Append(ctx context.Context, p versions.ProjectName, b versions.B
 func dataPath(t versions.TableName) string {
 	var id [16]byte
 	_, _ = rand.Read(id[:])
-	return "data/" + string(t) + "/" + hex.EncodeToString(id[:]) + ".parquet"
+	return versions.DataPath(t, hex.EncodeToString(id[:]))
 }
 
 // pageBytes is the target size of a data page. Small pages let a reader
@@ -215,7 +215,7 @@ func (s *Store) writerProps(bytesPerRow int64) *parquet.WriterProperties {
 // writeFile streams recs as one Parquet file into the bucket.
 func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema, recs array.RecordReader) (versions.DataFile, error) {
 	path := dataPath(t)
-	key := versions.ProjectKey(p) + path
+	key := versions.DataFileKey(p, path)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
