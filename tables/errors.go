@@ -27,3 +27,7 @@ var (
 	ErrRowOutOfRange   = fmt.Errorf("%w: row ordinal out of range", versions.ErrInvalid)
 	ErrBlockOutOfRange = fmt.Errorf("%w: block out of range", versions.ErrInvalid)
 )
+
+// ErrTooLarge: rows that do not fit one Arrow array (a binary column of
+// over 2 GiB in one block or one gathered batch).
+var ErrTooLarge = fmt.Errorf("%w: too large for one Arrow array", versions.ErrInvalid)
