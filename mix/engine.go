@@ -47,11 +47,11 @@ type Options struct {
 // 2 decodes per CPU (at least 4).
 func DefaultOptions() Options {
 	return Options{
-		CacheBytes:         1 << 30,
-		Prefetch:           4,
-		ReadAhead:          8,
-		Decoders:           max(4, 2*runtime.GOMAXPROCS(0)),
-		RunCacheEntries:    256,
+		CacheBytes:      1 << 30,
+		Prefetch:        4,
+		ReadAhead:       8,
+		Decoders:        max(4, 2*runtime.GOMAXPROCS(0)),
+		RunCacheEntries: 256,
 	}
 }
 

@@ -119,4 +119,3 @@ func (s *Store) TableAt(ctx context.Context, p versions.ProjectName, id versions
 	}
 	return v, nil
 }
-
