@@ -27,6 +27,9 @@ type Reader struct {
 	mem     memory.Allocator
 	scratch *scratchPool // Parquet page buffers, fetched ranges, gathered buffers
 	values  *scratchPool // value buffers of wide binary columns of blocks
+	// noPrefetch (tests) reads a block's pages through the page streams'
+	// own ranged reads, column by column, as before coalescing.
+	noPrefetch bool
 }
 
 // NewReader returns a Reader whose blocks and batches are allocated from
@@ -70,8 +73,10 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 	if b.RowGroup >= md.NumRowGroups() || b.Offset+b.Rows > md.RowGroup(b.RowGroup).NumRows() {
 		return nil, fmt.Errorf("%w: %s has no rows %d..%d in row group %d", versions.ErrCorrupt, f.key, b.Offset, b.Offset+b.Rows, b.RowGroup)
 	}
-	if err := f.prefetch(ctx, b, leafColumns(md, projected)); err != nil {
-		return nil, err
+	if !r.noPrefetch {
+		if err := f.prefetch(ctx, b, leafColumns(md, projected)); err != nil {
+			return nil, err
+		}
 	}
 	f.pr.BufferedStreamEnabled = true
 	f.pr.BufferSize = readBufferBytes
