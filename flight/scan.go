@@ -280,7 +280,7 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	batches := make(chan batchResult, s.opts.Prefetch)
 	go func() {
 		defer close(batches)
-		for rec, err := range s.tables.ScanBatches(ctx, v, st.Columns, st.First, st.End, s.opts.BatchBytes) {
+		for rec, err := range s.tables.Scan(ctx, v, st.Columns, st.First, st.End, s.opts.BatchBytes) {
 			select {
 			case batches <- batchResult{rec, err}:
 			case <-ctx.Done():
@@ -317,7 +317,7 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 }
 
 // sendSliced writes rec as batches of at most BatchBytes (when rows
-// allow). ScanBatches aims at that size already; slicing enforces it.
+// allow). Scan aims at that size already; slicing enforces it.
 func (s *Service) sendSliced(w *arrowflight.Writer, rec arrow.RecordBatch) error {
 	for _, r := range sliceRanges(rec, s.opts.BatchBytes) {
 		var err error

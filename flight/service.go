@@ -86,7 +86,7 @@ func (s *Service) MixStats() mix.Stats { return s.mix.Stats() }
 
 // Ping checks that the store answers: it lists at most one key.
 func (s *Service) Ping(ctx context.Context) error {
-	for _, err := range s.v.Bucket().List(ctx, "projects/") {
+	for _, err := range s.v.Bucket().List(ctx, versions.ProjectsPrefix) {
 		return err
 	}
 	return nil

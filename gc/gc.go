@@ -228,7 +228,7 @@ func mark(ctx context.Context, v *versions.Store, projects []versions.ProjectNam
 				seenManifest[mkey] = true
 				live[mkey] = true
 				for _, f := range m.Files {
-					live[versions.DataFileKey(p, f)] = true
+					live[versions.DataFileKey(p, f.Path)] = true
 				}
 			}
 			id = c.Parent

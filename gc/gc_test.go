@@ -210,9 +210,9 @@ func TestCollectRacesWriters(t *testing.T) {
 					require.NoError(t, err, "commit %s names manifest %s", c.ID.Short(), mid)
 					live[versions.ManifestsPrefix("p")+string(mid)] = true
 					for _, f := range m.Files {
-						_, err := b.Stat(ctx, versions.DataFileKey("p", f))
+						_, err := b.Stat(ctx, versions.DataFileKey("p", f.Path))
 						require.NoError(t, err, "manifest %s names %s", mid, f.Path)
-						live[versions.DataFileKey("p", f)] = true
+						live[versions.DataFileKey("p", f.Path)] = true
 					}
 				}
 			}
@@ -226,7 +226,7 @@ func TestCollectRacesWriters(t *testing.T) {
 			tv, err := s.Table(ctx, "p", "main", "t")
 			require.NoError(t, err)
 			var ids []int64
-			for rec, err := range s.Scan(ctx, tv, nil, 0, len(tv.Blocks())) {
+			for rec, err := range s.Scan(ctx, tv, nil, 0, len(tv.Blocks()), 1<<20) {
 				require.NoError(t, err)
 				ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
 				rec.Release()
@@ -329,7 +329,7 @@ func TestCollectDryRunAndYoung(t *testing.T) {
 		st, err := gc.Collect(ctx, v, opts)
 		require.NoError(t, err)
 		require.Equal(t, 0, st.Deleted)
-		_, err = b.Stat(ctx, versions.DataFileKey("p", res.File))
+		_, err = b.Stat(ctx, versions.DataFileKey("p", res.File.Path))
 		require.NoError(t, err)
 	})
 }

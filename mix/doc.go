@@ -71,7 +71,10 @@
 // the window and clumps runs of tiny ones into its shuffle units, so a
 // table of a few thousand rows in one row group still comes out shuffled.
 // The block sizes are in the record: resuming never recomputes them, and
-// the layout constants are part of the format.
+// the layout constants (tables.DefaultLayout) are part of the format. The
+// layout itself, like every Parquet read, lives in package tables
+// (Store.Layout cuts row groups, Version.Split maps recorded sizes back to
+// tables.Block values).
 //
 // # Shuffle window
 //
@@ -85,9 +88,10 @@
 //
 // # The engine
 //
-// Blocks are decoded into a byte-bounded LRU cache shared by every stream
-// of the Engine (Options.CacheBytes, default 1 GiB), keyed by data file,
-// row group, row range and column set, with single-flight loads: W ranks
+// Blocks are decoded by a tables.Reader into a byte-bounded LRU cache
+// (internal/cache) shared by every stream of the Engine
+// (Options.CacheBytes, default 1 GiB), keyed by tables.BlockID (data file,
+// row group, row range) and column set, with single-flight loads: W ranks
 // served by one engine decode a block once, not W times (Stats counts
 // decodes, hits and joins). A load runs on its own context, cancelled once
 // every stream waiting for it has gone. Each stream runs a planner, which
@@ -95,7 +99,7 @@
 // to Options.Prefetch steps ahead (at most Options.ReadAhead reads at once;
 // Options.Decoders bounds decodes engine-wide), and a builder, which waits
 // for a step's blocks and gathers its rows into the step's batch in one
-// copy per column (a direct kernel for fixed-width, boolean, binary,
+// copy per column (tables.Reader.Gather: a direct kernel for fixed-width, boolean, binary,
 // string, list, fixed-size list, map and struct columns;
 // array.Concatenate for the rest). Every channel send selects on the
 // context; leaving the loop or cancelling the context stops the planner,
@@ -110,9 +114,12 @@
 //
 // # Wide rows
 //
-// A block read opens its data file (footers are cached), seeks to the
-// block's first row with the page index, and reads only the pages the
-// block needs, through a buffered stream (a few ranged reads on S3), with
+// A block read (tables.Reader.ReadBlock) opens its data file (footer and
+// page index come from the tables store's byte-bounded footer cache),
+// computes the byte ranges of the pages the block needs in every projected
+// column from the offset index, coalesces ranges less than 64 KiB apart
+// and fetches each merged range with one ranged read (one S3 GET), in
+// parallel; the Parquet page readers then read from those buffers, with
 // page buffers recycled between reads. Top-level binary and string columns
 // (images) are read straight from the column chunk reader: each value is
 // copied once from its decompressed page into the block; other columns go

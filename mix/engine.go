@@ -13,9 +13,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/internal/cache"
 	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -37,8 +36,6 @@ type Options struct {
 	// RunCacheEntries bounds the runs kept in memory (a run's record and
 	// plan: O(blocks)).
 	RunCacheEntries int
-	// FooterCacheEntries bounds the parsed Parquet footers kept in memory.
-	FooterCacheEntries int
 	// Allocator for Arrow memory (blocks and batches); nil means
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -50,12 +47,11 @@ type Options struct {
 // 2 decodes per CPU (at least 4).
 func DefaultOptions() Options {
 	return Options{
-		CacheBytes:         1 << 30,
-		Prefetch:           4,
-		ReadAhead:          8,
-		Decoders:           max(4, 2*runtime.GOMAXPROCS(0)),
-		RunCacheEntries:    256,
-		FooterCacheEntries: 4096,
+		CacheBytes:      1 << 30,
+		Prefetch:        4,
+		ReadAhead:       8,
+		Decoders:        max(4, 2*runtime.GOMAXPROCS(0)),
+		RunCacheEntries: 256,
 	}
 }
 
@@ -68,8 +64,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: mix options: Prefetch is %d; it must be 0 or more", versions.ErrInvalid, o.Prefetch)
 	case o.ReadAhead < 1 || o.Decoders < 1:
 		return fmt.Errorf("%w: mix options: ReadAhead and Decoders must be at least 1", versions.ErrInvalid)
-	case o.RunCacheEntries < 1 || o.FooterCacheEntries < 0:
-		return fmt.Errorf("%w: mix options: RunCacheEntries must be at least 1, FooterCacheEntries 0 or more", versions.ErrInvalid)
+	case o.RunCacheEntries < 1:
+		return fmt.Errorf("%w: mix options: RunCacheEntries must be at least 1", versions.ErrInvalid)
 	}
 	return nil
 }
@@ -79,19 +75,17 @@ func (o Options) Validate() error {
 // It keeps no state that matters beyond caches: any number of engines over
 // one bucket serve the same runs. Safe for concurrent use.
 type Engine struct {
-	tables  *tables.Store
-	v       *versions.Store
-	bucket  bucket.Bucket
-	opts    Options
-	mem     memory.Allocator
-	log     *slog.Logger
-	cache   *blockCache
-	scratch *scratchPool // Parquet page buffers and batch buffers, recycled
-	blocks  *scratchPool // value buffers of wide binary columns of blocks, recycled
-	footers footerCache
-	// blockBytes, maxBlockBytes and windowBytes are the layout constants;
-	// tests shrink them.
-	blockBytes, maxBlockBytes, windowBytes int64
+	tables   *tables.Store
+	v        *versions.Store
+	opts     Options
+	mem      memory.Allocator
+	log      *slog.Logger
+	cache    *cache.Cache[blockKey, arrow.RecordBatch] // decoded blocks, shared by all streams
+	reader   *tables.Reader                            // block reads and gathers, with recycled buffers
+	decoders chan struct{}                             // bounds block decodes, engine-wide
+	// layout and windowBytes are the layout constants; tests shrink them.
+	layout      tables.Layout
+	windowBytes int64
 
 	runs struct {
 		sync.Mutex
@@ -100,10 +94,21 @@ type Engine struct {
 	}
 }
 
-// scratchBytes bounds each pool of recycled buffers an Engine keeps:
-// Parquet page buffers and the buffers of sent batches in one, the value
-// buffers of evicted blocks in the other.
-const scratchBytes = 128 << 20
+// blockKey names a decoded block: a block's rows with a column set. Data
+// files are immutable, so a key's content never changes.
+type blockKey struct {
+	block   tables.BlockID
+	columns string // the projected column names, joined
+}
+
+// windowBytes bounds the default shuffle window: buffer_rows is
+// sampler.DefaultBufferRows rows, or fewer so that a window of the
+// component with the widest rows holds about this many bytes (and at least
+// minWindowRows rows).
+const (
+	windowBytes   = 64 << 20
+	minWindowRows = 64
+)
 
 // New returns an Engine over the tables of ts.
 func New(ts *tables.Store, opts Options) (*Engine, error) {
@@ -113,19 +118,19 @@ func New(ts *tables.Store, opts Options) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{tables: ts, v: ts.Versions(), bucket: ts.Versions().Bucket(), opts: opts, mem: opts.Allocator, log: opts.Logger}
+	e := &Engine{tables: ts, v: ts.Versions(), opts: opts, mem: opts.Allocator, log: opts.Logger}
 	if e.mem == nil {
 		e.mem = memory.DefaultAllocator
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.cache = newBlockCache(opts.CacheBytes, opts.Decoders)
-	e.scratch = newScratchPool(e.mem, scratchBytes)
-	e.blocks = newScratchPool(e.mem, scratchBytes)
-	e.blocks.granule = 1 << 20
-	e.blockBytes, e.maxBlockBytes, e.windowBytes = blockBytes, maxBlockBytes, windowBytes
-	e.footers.max = opts.FooterCacheEntries
+	// The cache holds one reference to each block; readers pin blocks
+	// with handles, so an evicted block lives until its last user is done.
+	e.cache = cache.New[blockKey, arrow.RecordBatch](opts.CacheBytes, func(_ blockKey, rec arrow.RecordBatch) { rec.Release() })
+	e.reader = ts.NewReader(e.mem)
+	e.decoders = make(chan struct{}, opts.Decoders)
+	e.layout, e.windowBytes = tables.DefaultLayout(), windowBytes
 	e.runs.m = make(map[RunID]*Run)
 	return e, nil
 }
@@ -143,15 +148,15 @@ type Stats struct {
 
 // Stats returns the cache counters.
 func (e *Engine) Stats() Stats {
-	n, b := e.cache.size()
+	st := e.cache.Stats()
 	return Stats{
-		Decodes:      e.cache.decodes.Load(),
-		DecodedBytes: e.cache.decodedBytes.Load(),
-		Hits:         e.cache.hits.Load(),
-		Joins:        e.cache.joins.Load(),
-		Evictions:    e.cache.evictions.Load(),
-		CachedBlocks: n,
-		CachedBytes:  b,
+		Decodes:      st.Loads,
+		DecodedBytes: st.LoadedBytes,
+		Hits:         st.Hits,
+		Joins:        st.Joins,
+		Evictions:    st.Evictions,
+		CachedBlocks: st.Entries,
+		CachedBytes:  st.Bytes,
 	}
 }
 
@@ -159,9 +164,8 @@ func (e *Engine) Stats() Stats {
 // cached blocks. Streams still running fail or fill the cache again; call
 // it once they are done.
 func (e *Engine) Close() {
-	e.cache.purge()
-	e.scratch.drain()
-	e.blocks.drain()
+	e.cache.Purge()
+	e.reader.Close()
 }
 
 // Resolve pins every component of r to a commit, counts its rows, lays out
@@ -196,7 +200,7 @@ func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
 	rec := &Record{Format: RecordFormat, Seed: r.Seed, BatchSize: r.BatchSize, Steps: r.Steps, Components: make([]ComponentRecord, len(vs))}
 	var widest float64 // bytes per row of the widest component
 	for i, v := range vs {
-		blocks, bytes, err := e.layout(ctx, v, data)
+		blocks, bytes, err := e.tables.Layout(ctx, v, data, e.layout)
 		if err != nil {
 			return nil, fmt.Errorf("component %d (%s/%s@%s): %w", i, v.Project, v.Table, v.Commit.Short(), err)
 		}
@@ -222,24 +226,21 @@ func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(body)) > bucket.MaxConditionalSize {
-		return nil, fmt.Errorf("%w: the run record would be %d bytes, above the store's limit of %d for one record; the tables have too many blocks for one run (mix fewer or smaller tables)", ErrBadRecipe, len(body), bucket.MaxConditionalSize)
+	if int64(len(body)) > versions.MaxRecordSize {
+		return nil, fmt.Errorf("%w: the run record would be %d bytes, above the store's limit of %d for one record; the tables have too many blocks for one run (mix fewer or smaller tables)", ErrBadRecipe, len(body), versions.MaxRecordSize)
 	}
-	key := runKey(rec.Components[0].Project, rec.Run)
-	if _, err := e.bucket.PutIfAbsent(ctx, key, body); errors.Is(err, bucket.ErrExists) {
+	stored, existing, err := e.v.PutRunRecord(ctx, rec.Components[0].Project, string(rec.Run), body)
+	if err != nil {
+		return nil, err
+	}
+	if existing {
 		// Resolved before, here or elsewhere: serve what is stored (the same
 		// run; only the refs as given may differ).
-		stored, _, gerr := e.bucket.Get(ctx, key)
-		if gerr != nil {
-			return nil, fmt.Errorf("read run record %s: %w", key, gerr)
-		}
 		srec, splan, derr := decodeRecord(stored, rec.Run)
 		if derr != nil {
 			return nil, derr
 		}
 		rec, plan, body = srec, splan, stored
-	} else if err != nil {
-		return nil, fmt.Errorf("store run record %s: %w", key, err)
 	}
 	run, err := e.prepare(ctx, rec, body, plan, vs)
 	if err != nil {
@@ -322,33 +323,6 @@ func runSchemas(vs []*tables.Version, columns []string) (*arrow.Schema, *arrow.S
 	return data, arrow.NewSchema(out, nil), nil
 }
 
-// layout cuts the row groups of v into blocks for the projection data, and
-// returns their row counts and the projection's uncompressed bytes.
-func (e *Engine) layout(ctx context.Context, v *tables.Version, data *arrow.Schema) ([]int64, int64, error) {
-	files := v.Manifest.Files
-	per := make([][]int64, len(files))
-	bytes := make([]int64, len(files))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for fi := range files {
-		g.Go(func() error {
-			var err error
-			per[fi], bytes[fi], err = e.fileLayout(gctx, v, fi, data)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, 0, err
-	}
-	var blocks []int64
-	var total int64
-	for fi := range files {
-		blocks = append(blocks, per[fi]...)
-		total += bytes[fi]
-	}
-	return blocks, total, nil
-}
-
 // Load returns run id, from memory or from its record in the store. hint,
 // if not empty, is the project to look in first (a ticket carries it);
 // otherwise every project is searched.
@@ -395,12 +369,12 @@ func (e *Engine) findRecord(ctx context.Context, id RunID, hint versions.Project
 		}
 	}
 	for _, p := range projects {
-		body, _, err := e.bucket.Get(ctx, runKey(p, id))
+		body, err := e.v.GetRunRecord(ctx, p, string(id))
 		switch {
 		case err == nil:
 			return body, nil
-		case !errors.Is(err, bucket.ErrNotFound):
-			return nil, fmt.Errorf("read run record %s: %w", runKey(p, id), err)
+		case !errors.Is(err, versions.ErrNotFound):
+			return nil, err
 		}
 	}
 	if hint != "" {
@@ -438,35 +412,18 @@ func (e *Engine) prepare(_ context.Context, rec *Record, body []byte, plan *samp
 	return run, nil
 }
 
-// mapBlocks places a component's blocks in its row groups: each block lies
-// inside one row group, and the blocks of a row group cover it.
-func mapBlocks(v *tables.Version, blocks []int64, colKey string) (*runComponent, error) {
-	c := &runComponent{version: v, first: make([]int64, 0, len(blocks)+1), blocks: make([]blockRef, 0, len(blocks)), keys: make([]blockKey, 0, len(blocks))}
-	keys := make([]string, len(v.Manifest.Files))
-	for fi := range keys {
-		keys[fi] = fileKey(v, fi)
+// mapBlocks places a component's recorded blocks in its row groups.
+func mapBlocks(v *tables.Version, sizes []int64, colKey string) (*runComponent, error) {
+	blocks, err := v.Split(sizes)
+	if err != nil {
+		return nil, err
 	}
-	next := 0
-	var row int64
-	for _, g := range v.Blocks() {
-		var off int64
-		for off < g.Rows {
-			if next == len(blocks) || blocks[next] > g.Rows-off {
-				return nil, fmt.Errorf("%w: blocks do not fit the row groups of %s@%s", versions.ErrCorrupt, v.Table, v.Commit.Short())
-			}
-			b := blockRef{File: g.File, RowGroup: g.RowGroup, Offset: off, Rows: blocks[next]}
-			c.blocks = append(c.blocks, b)
-			c.keys = append(c.keys, blockKey{file: keys[g.File], rg: g.RowGroup, offset: off, rows: b.Rows, columns: colKey})
-			c.first = append(c.first, row)
-			off += b.Rows
-			row += b.Rows
-			next++
-		}
+	c := &runComponent{version: v, first: make([]int64, 0, len(blocks)+1), blocks: blocks, keys: make([]blockKey, len(blocks))}
+	for i, b := range blocks {
+		c.keys[i] = blockKey{block: v.ID(b), columns: colKey}
+		c.first = append(c.first, b.FirstRow)
 	}
-	if next != len(blocks) {
-		return nil, fmt.Errorf("%w: %d blocks for the row groups of %s@%s, which hold %d", versions.ErrCorrupt, len(blocks), v.Table, v.Commit.Short(), next)
-	}
-	c.first = append(c.first, row)
+	c.first = append(c.first, v.Rows())
 	return c, nil
 }
 

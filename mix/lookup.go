@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // MinRunPrefix is the fewest hex digits of a run id that name a run, as
@@ -29,13 +28,13 @@ func (e *Engine) FindRun(ctx context.Context, ref string) (RunID, error) {
 	}
 	var found []RunID
 	for _, p := range projects {
-		prefix := runKey(p, RunID(ref))
-		for info, err := range e.bucket.List(ctx, prefix) {
-			if err != nil {
-				return "", fmt.Errorf("list run records %s*: %w", prefix, err)
-			}
-			id := RunID(strings.TrimPrefix(info.Key, runKey(p, "")))
-			if _, err := ParseRunID(string(id)); err == nil && !slices.Contains(found, id) {
+		ids, err := e.v.RunRecordIDs(ctx, p, ref)
+		if err != nil {
+			return "", err
+		}
+		for _, s := range ids {
+			id := RunID(s)
+			if _, err := ParseRunID(s); err == nil && !slices.Contains(found, id) {
 				found = append(found, id)
 			}
 		}

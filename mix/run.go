@@ -100,11 +100,6 @@ func (r *Record) spec() sampler.Spec {
 	return s
 }
 
-// runKey is where the record of run id lives in project p.
-func runKey(p versions.ProjectName, id RunID) string {
-	return versions.ProjectKey(p) + "runs/" + string(id)
-}
-
 // decodeRecord parses a stored record and checks that it is run want.
 func decodeRecord(data []byte, want RunID) (*Record, *sampler.Plan, error) {
 	var r Record
@@ -154,17 +149,8 @@ type Run struct {
 type runComponent struct {
 	version *tables.Version
 	first   []int64 // first row ordinal of each block, plus the total
-	blocks  []blockRef
+	blocks  []tables.Block
 	keys    []blockKey // cache key of each block
-}
-
-// blockRef is a block: rows [Offset, Offset+Rows) of row group RowGroup of
-// data file File.
-type blockRef struct {
-	File     int
-	RowGroup int
-	Offset   int64
-	Rows     int64
 }
 
 // ID is the run id.

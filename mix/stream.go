@@ -2,6 +2,7 @@ package mix
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -10,7 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/weftdata/weft/internal/cache"
 	"github.com/weftdata/weft/sampler"
+	"github.com/weftdata/weft/tables"
 )
 
 // Step is one step of a rank stream: the rank's rows of the global batch.
@@ -85,21 +88,22 @@ type stream struct {
 	loads sync.WaitGroup
 }
 
-// future is a block being fetched for one step.
+// future is a block being fetched for one step: once done, h pins the
+// decoded block in the engine's cache (or err says why not).
 type future struct {
 	done chan struct{}
-	rec  arrow.RecordBatch
+	h    *cache.Handle[blockKey, arrow.RecordBatch]
 	err  error
 	comp int32
 	blk  int
 }
 
-// release waits for the fetch and drops its reference.
+// release waits for the fetch and unpins the block.
 func (f *future) release() {
 	<-f.done
-	if f.rec != nil {
-		f.rec.Release()
-		f.rec = nil
+	if f.h != nil {
+		f.h.Release()
+		f.h = nil
 	}
 }
 
@@ -184,8 +188,8 @@ func (s *stream) fetch(ctx context.Context, comp int32, b int) *future {
 	c := s.run.comps[comp]
 	key := c.keys[b]
 	f := &future{done: make(chan struct{}), comp: comp, blk: b}
-	if rec := s.e.cache.peek(key); rec != nil {
-		f.rec = rec
+	if h := s.e.cache.Peek(key); h != nil {
+		f.h = h
 		close(f.done)
 		return f
 	}
@@ -201,8 +205,8 @@ func (s *stream) fetch(ctx context.Context, comp int32, b int) *future {
 			return
 		}
 		defer func() { <-s.sem }()
-		f.rec, f.err = s.e.cache.get(ctx, key, func(lctx context.Context) (arrow.RecordBatch, error) {
-			return s.e.readBlock(lctx, v, ref, data)
+		f.h, f.err = s.e.cache.Get(ctx, key, func(lctx context.Context) (arrow.RecordBatch, int64, error) {
+			return s.e.decode(lctx, v, ref, data)
 		})
 	}()
 	return f
@@ -260,36 +264,34 @@ func (s *stream) build(ctx context.Context, ps *plannedStep) (arrow.RecordBatch,
 				ps.step, f.comp, c.version.Project, c.version.Table, c.version.Commit.Short(), b.Offset, b.Offset+b.Rows-1, b.RowGroup, b.File, f.err)
 		}
 	}
-	spans := make([]span, 0, len(ps.src))
+	spans := make([]tables.Span, 0, len(ps.src))
 	for t := range ps.src {
-		spans = appendSpan(spans, ps.src[t], ps.off[t])
+		spans = tables.AppendSpan(spans, ps.src[t], ps.off[t])
 	}
-	return buildBatch(s.e.mem, s.e.scratch, s.run, ps.futs, spans, ps.comps, ps.rows)
+	blocks := make([]arrow.RecordBatch, len(ps.futs))
+	for i, f := range ps.futs {
+		blocks[i] = f.h.Value()
+	}
+	return buildBatch(s.e.mem, s.e.reader, s.run, blocks, spans, ps.comps, ps.rows)
 }
 
-// buildBatch gathers the data columns from the blocks (into buffers from
-// bufs, the engine's recycled scratch memory) and appends _component and
+// buildBatch gathers the data columns from the blocks (tables.Reader.Gather:
+// one copy per column, into recycled buffers) and appends _component and
 // _row.
-func buildBatch(mem, bufs memory.Allocator, run *Run, futs []*future, spans []span, comps []int32, rows []int64) (arrow.RecordBatch, error) {
+func buildBatch(mem memory.Allocator, rd *tables.Reader, run *Run, blocks []arrow.RecordBatch, spans []tables.Span, comps []int32, rows []int64) (arrow.RecordBatch, error) {
 	n := len(comps)
-	cols := make([]arrow.Array, 0, run.schema.NumFields())
+	cols, err := rd.Gather(run.data, blocks, spans)
+	if err != nil {
+		if errors.Is(err, tables.ErrTooLarge) {
+			err = fmt.Errorf("%w: %w", ErrBatchTooLarge, err)
+		}
+		return nil, err
+	}
 	defer func() {
 		for _, c := range cols {
 			c.Release()
 		}
 	}()
-	srcs := make([]arrow.ArrayData, len(futs))
-	for k, f := range run.data.Fields() {
-		for i, fu := range futs {
-			srcs[i] = fu.rec.Column(k).Data()
-		}
-		d, err := gather(mem, bufs, f.Type, srcs, spans)
-		if err != nil {
-			return nil, fmt.Errorf("column %q: %w", f.Name, err)
-		}
-		cols = append(cols, array.MakeFromData(d))
-		d.Release()
-	}
 	cb := array.NewInt32Builder(mem)
 	cb.AppendValues(comps, nil)
 	cols = append(cols, cb.NewArray())
@@ -299,4 +301,20 @@ func buildBatch(mem, bufs memory.Allocator, run *Run, futs []*future, spans []sp
 	cols = append(cols, rb.NewArray())
 	rb.Release()
 	return array.NewRecordBatch(run.schema, cols, int64(n)), nil
+}
+
+// decode reads block b of v with the columns of data, for the cache: it
+// waits for one of the engine's decode slots (on the load's own context).
+func (e *Engine) decode(ctx context.Context, v *tables.Version, b tables.Block, data *arrow.Schema) (arrow.RecordBatch, int64, error) {
+	select {
+	case e.decoders <- struct{}{}:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	defer func() { <-e.decoders }()
+	rec, err := e.reader.ReadBlock(ctx, v, b, data)
+	if err != nil {
+		return nil, 0, err
+	}
+	return rec, tables.RecordBytes(rec), nil
 }

@@ -111,7 +111,7 @@ func BenchmarkTables(b *testing.B) {
 			b.SetBytes(size)
 			for i := 0; i < b.N; i++ {
 				var n int64
-				for rec, err := range s.Scan(ctx, ver, nil, 0, len(ver.Blocks())) {
+				for rec, err := range s.Scan(ctx, ver, nil, 0, len(ver.Blocks()), 1<<30) {
 					if err != nil {
 						b.Fatal(err)
 					}

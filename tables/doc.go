@@ -9,9 +9,21 @@
 //
 // Reads name a table at a ref (branch, commit id or id prefix). Row i of a
 // table version is the i-th row across its manifest's files in order; it
-// never changes for that version. A Version reads whole row groups
-// ("blocks") with a column projection, scans ranges of blocks in order, and
-// gathers rows by ordinal.
+// never changes for that version.
+//
+// This package is the only reader of Parquet. A Block is the unit of
+// reading: a page-aligned piece of a row group, (file, row group, first row
+// within it, rows), a whole row group being the common case
+// (Version.Blocks). Store.Layout cuts row groups into blocks of a target
+// size at page boundaries (the sizes a training run records), and
+// Version.Split maps recorded sizes back to blocks. A Reader reads a block
+// with a column projection (Reader.ReadBlock: only the block's pages,
+// fetched with one ranged read per coalesced byte range; wide binary and
+// string columns copied straight from their pages), gathers rows of
+// decoded blocks into new arrays (Reader.Gather, and Reader.GatherRows by
+// ordinal), and recycles its buffers. Store.Scan streams row groups in
+// batches of a target size. Footers and page indexes of data files are kept
+// in one byte-bounded cache per Store (Options.FooterCacheBytes).
 //
 // Data files that an interrupted append wrote but never committed are
 // invisible: no manifest names them.

@@ -44,3 +44,7 @@ var (
 	// failed precondition (its message reaches the client), not corrupt.
 	ErrUnreadableSchema = fmt.Errorf("%w: table schema holds an unsupported type", errdefs.ErrFailedPrecondition)
 )
+
+// ErrTooLarge: rows that do not fit one Arrow array (a binary column of
+// over 2 GiB in one block or one gathered batch).
+var ErrTooLarge = fmt.Errorf("%w: too large for one Arrow array", errdefs.ErrInvalidArgument)

@@ -137,7 +137,7 @@ func (e *env) append(t *testing.T, p versions.ProjectName, br versions.BranchNam
 func (e *env) readAll(t *testing.T, v *tables.Version) []int64 {
 	t.Helper()
 	var ids []int64
-	for rec, err := range e.s.Scan(context.Background(), v, nil, 0, len(v.Blocks())) {
+	for rec, err := range e.s.Scan(context.Background(), v, nil, 0, len(v.Blocks()), 1<<30) {
 		require.NoError(t, err)
 		for i := range int(rec.NumRows()) {
 			id := rec.Column(0).(*array.Int64).Value(i)

@@ -61,7 +61,11 @@ func TestWideRowsGetSmallPages(t *testing.T) {
 
 	v, err := e.s.Table(ctx, "p", "main", "images")
 	require.NoError(t, err)
-	got, err := e.s.Gather(ctx, v, []int64{199, 3}, []string{"image"})
+	rd := e.s.NewReader(nil)
+	defer rd.Close()
+	proj, err := v.Projection([]string{"image"})
+	require.NoError(t, err)
+	got, err := rd.GatherRows(ctx, v, []int64{199, 3}, proj)
 	require.NoError(t, err)
 	defer got.Release()
 	require.Equal(t, byte(199), got.Column(0).(*array.Binary).Value(0)[0])

@@ -7,18 +7,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/cache"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -31,23 +30,25 @@ type Options struct {
 	RowGroupBytes int64
 	// CompressionLevel for zstd; 0 is the library default.
 	CompressionLevel int
-	// FooterCacheEntries bounds the cache of parsed Parquet footers.
-	FooterCacheEntries int
+	// FooterCacheBytes bounds the cache of data files' footers and page
+	// indexes (parsed footers and raw tail bytes), shared by every read.
+	FooterCacheBytes int64
 	// Allocator for Arrow memory; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
 
-// DefaultOptions: row groups of at most 65,536 rows and 128 MiB.
+// DefaultOptions: row groups of at most 65,536 rows and 128 MiB, 64 MiB
+// of cached footers.
 func DefaultOptions() Options {
-	return Options{RowGroupRows: 65536, RowGroupBytes: 128 << 20, FooterCacheEntries: 4096}
+	return Options{RowGroupRows: 65536, RowGroupBytes: 128 << 20, FooterCacheBytes: 64 << 20}
 }
 
 // Validate reports an unusable option.
 func (o Options) Validate() error {
-	if o.RowGroupRows < 1 || o.RowGroupBytes < 1 || o.FooterCacheEntries < 0 {
-		return fmt.Errorf("%w: tables options need RowGroupRows >= 1, RowGroupBytes >= 1, FooterCacheEntries >= 0", versions.ErrInvalid)
+	if o.RowGroupRows < 1 || o.RowGroupBytes < 1 || o.FooterCacheBytes < 0 {
+		return fmt.Errorf("%w: tables options need RowGroupRows >= 1, RowGroupBytes >= 1, FooterCacheBytes >= 0", versions.ErrInvalid)
 	}
 	return nil
 }
@@ -60,10 +61,7 @@ type Store struct {
 	mem  memory.Allocator
 	log  *slog.Logger
 
-	footers struct {
-		sync.Mutex
-		m map[string]*metadata.FileMetaData
-	}
+	footers *cache.Cache[string, *fileMeta] // by data file key
 }
 
 // New returns a Store writing data files next to the project histories of v.
@@ -78,7 +76,7 @@ func New(v *versions.Store, opts Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.footers.m = make(map[string]*metadata.FileMetaData)
+	s.footers = cache.New[string, *fileMeta](opts.FooterCacheBytes, nil)
 	return s, nil
 }
 
@@ -235,7 +233,7 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 func dataPath(t versions.TableName) string {
 	var id [16]byte
 	_, _ = rand.Read(id[:])
-	return "data/" + string(t) + "/" + hex.EncodeToString(id[:]) + ".parquet"
+	return versions.DataPath(t, hex.EncodeToString(id[:]))
 }
 
 // pageBytes is the target size of a data page. Small pages let a reader
@@ -272,7 +270,7 @@ func (s *Store) writerProps(bytesPerRow int64) *parquet.WriterProperties {
 // writeFile streams recs as one Parquet file into the bucket.
 func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema, recs array.RecordReader) (versions.DataFile, error) {
 	path := dataPath(t)
-	key := versions.ProjectKey(p) + path
+	key := versions.DataFileKey(p, path)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -7,18 +7,20 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/versions"
 )
 
-// ScanBatches yields the rows of blocks [first, end) of v in ordinal order,
-// with the named columns (nil: all), as record batches of about batchBytes
-// of Arrow data each (estimated from the Parquet column chunks' uncompressed
-// sizes; a batch never spans two data files). Unlike Scan it streams: a
-// block is decoded batch by batch, so the first rows come out before the
-// block is read and memory stays at a few batches. The consumer releases
-// each batch; stopping early is fine.
-func (s *Store) ScanBatches(ctx context.Context, v *Version, columns []string, first, end int, batchBytes int64) iter.Seq2[arrow.RecordBatch, error] {
+// Scan yields the rows of row groups [first, end) of v (indices into
+// v.Blocks()) in ordinal order, with the named columns (nil: all), as
+// record batches of about batchBytes of Arrow data each (estimated from the
+// Parquet column chunks' uncompressed sizes; a batch never spans two data
+// files). It streams: a row group is decoded batch by batch, so the first
+// rows come out before it is read and memory stays at a few batches. Each
+// column chunk is one ranged read. The consumer releases each batch;
+// stopping early is fine.
+func (s *Store) Scan(ctx context.Context, v *Version, columns []string, first, end int, batchBytes int64) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		projected, err := v.Projection(columns)
 		if err != nil {
@@ -46,14 +48,14 @@ func (s *Store) ScanBatches(ctx context.Context, v *Version, columns []string, f
 // returns false when it yielded an error or the consumer stopped.
 func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Schema, blocks []Block, batchBytes int64, yield func(arrow.RecordBatch, error) bool) bool {
 	fi := blocks[0].File
-	f, err := s.openFile(ctx, v, fi)
+	f, err := s.openFile(ctx, v, fi, s.mem)
 	if err != nil {
 		yield(nil, err)
 		return false
 	}
-	defer f.close()
-	md := f.fr.ParquetReader().MetaData()
-	leaves := LeafColumns(md, projected)
+	defer f.Close()
+	md := f.pf.MetaData()
+	leaves := leafColumns(md, projected)
 	groups := make([]int, len(blocks))
 	var want, rawBytes int64
 	for k, b := range blocks {
@@ -66,9 +68,13 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 			}
 		}
 	}
-	f.fr.Props.BatchSize = max(1, batchBytes*want/max(1, rawBytes))
-	f.fr.Props.PreAllocBinaryData = true
-	rr, err := f.fr.GetRecordReader(ctx, leaves, groups)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{
+		Parallel: true, BatchSize: max(1, batchBytes*want/max(1, rawBytes)), PreAllocBinaryData: true}, s.mem)
+	if err != nil {
+		yield(nil, fmt.Errorf("open parquet %s: %w", f.key, err))
+		return false
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, groups)
 	if err != nil {
 		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
 		return false

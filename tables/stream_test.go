@@ -11,10 +11,10 @@ import (
 	"github.com/weftdata/weft/tables"
 )
 
-// TestScanBatches: streamed batches hold exactly the rows of the block
+// TestScan: streamed batches hold exactly the rows of the block
 // range, in order, with the projection's columns and values, at about the
 // requested size, across several files.
-func TestScanBatches(t *testing.T) {
+func TestScan(t *testing.T) {
 	e := newEnv(t, bucket.NewMem(), smallGroups())
 	ctx := context.Background()
 	_, err := e.v.CreateProject(ctx, "p")
@@ -42,7 +42,7 @@ func TestScanBatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var ids []int64
 			var batches int
-			for rec, err := range e.s.ScanBatches(ctx, v, tc.cols, tc.first, tc.end, tc.batchBytes) {
+			for rec, err := range e.s.Scan(ctx, v, tc.cols, tc.first, tc.end, tc.batchBytes) {
 				require.NoError(t, err)
 				batches++
 				if tc.cols == nil {
@@ -73,17 +73,17 @@ func TestScanBatches(t *testing.T) {
 	}
 
 	for _, bad := range [][2]int{{-1, 1}, {0, len(blocks) + 1}, {3, 2}} {
-		for rec, err := range e.s.ScanBatches(ctx, v, nil, bad[0], bad[1], 1<<20) {
+		for rec, err := range e.s.Scan(ctx, v, nil, bad[0], bad[1], 1<<20) {
 			require.Nil(t, rec)
 			require.ErrorIs(t, err, tables.ErrBlockOutOfRange)
 		}
 	}
-	for rec, err := range e.s.ScanBatches(ctx, v, []string{"nope"}, 0, 1, 1<<20) {
+	for rec, err := range e.s.Scan(ctx, v, []string{"nope"}, 0, 1, 1<<20) {
 		require.Nil(t, rec)
 		require.ErrorIs(t, err, tables.ErrColumnNotFound)
 	}
 	// Stopping early releases everything (the checked allocator verifies).
-	for rec, err := range e.s.ScanBatches(ctx, v, nil, 0, len(blocks), 1<<10) {
+	for rec, err := range e.s.Scan(ctx, v, nil, 0, len(blocks), 1<<10) {
 		require.NoError(t, err)
 		rec.Release()
 		break

@@ -72,7 +72,11 @@ func TestProjection(t *testing.T) {
 	v, err := e.s.Table(ctx, "p", "main", "t")
 	require.NoError(t, err)
 
-	rec, err := e.s.ReadBlock(ctx, v, 1, []string{"name", "emb", "id"})
+	rd := e.s.NewReader(nil)
+	defer rd.Close()
+	proj, err := v.Projection([]string{"name", "emb", "id"})
+	require.NoError(t, err)
+	rec, err := rd.ReadBlock(ctx, v, v.Blocks()[1], proj)
 	require.NoError(t, err)
 	defer rec.Release()
 	require.Equal(t, []string{"name", "emb", "id"}, []string{rec.Schema().Field(0).Name, rec.Schema().Field(1).Name, rec.Schema().Field(2).Name})
@@ -80,13 +84,13 @@ func TestProjection(t *testing.T) {
 	require.Equal(t, int64(256), rec.Column(2).(*array.Int64).Value(0))
 	require.Equal(t, "row-300", rec.Column(0).(*array.String).Value(44))
 
-	_, err = e.s.ReadBlock(ctx, v, 0, []string{"nope"})
+	_, err = v.Projection([]string{"nope"})
 	require.ErrorIs(t, err, tables.ErrColumnNotFound)
 	require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
 	require.Contains(t, err.Error(), "columns are: id int64")
-	_, err = e.s.ReadBlock(ctx, v, 0, []string{"id", "id"})
+	_, err = v.Projection([]string{"id", "id"})
 	require.ErrorIs(t, err, tables.ErrBadColumns)
-	_, err = e.s.ReadBlock(ctx, v, 3, nil)
+	_, err = rd.ReadBlock(ctx, v, tables.Block{File: len(v.Manifest.Files), Rows: 1}, v.Schema)
 	require.ErrorIs(t, err, tables.ErrBlockOutOfRange)
 }
 
@@ -104,7 +108,9 @@ func TestGather(t *testing.T) {
 	for range 200 {
 		rows = append(rows, rng.Int64N(1000))
 	}
-	rec, err := e.s.Gather(ctx, v, rows, nil)
+	rd := e.s.NewReader(nil)
+	defer rd.Close()
+	rec, err := rd.GatherRows(ctx, v, rows, v.Schema)
 	require.NoError(t, err)
 	defer rec.Release()
 	require.Equal(t, int64(len(rows)), rec.NumRows())
@@ -112,11 +118,13 @@ func TestGather(t *testing.T) {
 		checkRow(t, rec, i, r)
 	}
 
-	empty, err := e.s.Gather(ctx, v, nil, []string{"id"})
+	proj, err := v.Projection([]string{"id"})
+	require.NoError(t, err)
+	empty, err := rd.GatherRows(ctx, v, nil, proj)
 	require.NoError(t, err)
 	require.Equal(t, int64(0), empty.NumRows())
 	empty.Release()
-	_, err = e.s.Gather(ctx, v, []int64{1000}, nil)
+	_, err = rd.GatherRows(ctx, v, []int64{1000}, v.Schema)
 	require.ErrorIs(t, err, tables.ErrRowOutOfRange)
 }
 

@@ -127,24 +127,31 @@ func checkTypeCase(t *testing.T, e *env, tbl versions.TableName, tc typeCase) bo
 		require.True(t, arrow.TypeEqual(tc.typ, col.DataType()), "%s: type %s", how, col.DataType())
 		require.True(t, array.Equal(arr, col), "%s: got %v, want %v", how, col, arr)
 	}
-	got, err := e.s.ReadBlock(ctx, v, 0, nil)
+	rd := e.s.NewReader(memory.DefaultAllocator)
+	defer rd.Close()
+	got, err := rd.ReadBlock(ctx, v, v.Blocks()[0], v.Schema)
 	require.NoError(t, err)
 	requireSame("ReadBlock", got)
 	got.Release()
-	got, err = e.s.ReadBlock(ctx, v, 0, []string{"c"})
+	proj, err := v.Projection([]string{"c"})
+	require.NoError(t, err)
+	got, err = rd.ReadBlock(ctx, v, v.Blocks()[0], proj)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, got.NumCols())
 	requireSame("ReadBlock projected", got)
 	got.Release()
-	for got, err := range e.s.Scan(ctx, v, nil, 0, 1) {
+	got, err = rd.GatherRows(ctx, v, []int64{0, 1, 2}[:min(3, int(v.Rows()))], v.Schema)
+	require.NoError(t, err)
+	col := got.Column(int(got.NumCols()) - 1)
+	require.True(t, arrow.TypeEqual(tc.typ, col.DataType()), "GatherRows: type %s", col.DataType())
+	want := array.NewSlice(arr, 0, int64(min(3, int(v.Rows()))))
+	require.True(t, array.Equal(want, col), "GatherRows: got %v, want %v", col, want)
+	want.Release()
+	got.Release()
+	n := 0
+	for got, err := range e.s.Scan(ctx, v, nil, 0, 1, 1<<20) {
 		require.NoError(t, err)
 		requireSame("Scan", got)
-		got.Release()
-	}
-	n := 0
-	for got, err := range e.s.ScanBatches(ctx, v, nil, 0, 1, 1<<20) {
-		require.NoError(t, err)
-		requireSame("ScanBatches", got)
 		got.Release()
 		n++
 	}

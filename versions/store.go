@@ -63,15 +63,6 @@ func New(b bucket.Bucket, opts Options) (*Store, error) {
 // Bucket is the bucket the store lives in.
 func (s *Store) Bucket() bucket.Bucket { return s.b }
 
-// ProjectKey is the key prefix of everything in project p ("projects/P/").
-func ProjectKey(p ProjectName) string { return "projects/" + string(p) + "/" }
-
-func refKey(p ProjectName, b BranchName) string  { return ProjectKey(p) + "refs/heads/" + string(b) }
-func commitKey(p ProjectName, c CommitID) string { return ProjectKey(p) + "commits/" + string(c) }
-func manifestKey(p ProjectName, m ManifestID) string {
-	return ProjectKey(p) + "manifests/" + string(m)
-}
-
 // CreateProject makes project p with branch main at an empty root commit.
 func (s *Store) CreateProject(ctx context.Context, p ProjectName) (*Commit, error) {
 	if err := validateName("project", string(p)); err != nil {
@@ -86,7 +77,7 @@ func (s *Store) CreateProject(ctx context.Context, p ProjectName) (*Commit, erro
 	if err := s.putCommit(ctx, root); err != nil {
 		return nil, err
 	}
-	_, err := s.b.PutIfAbsent(ctx, refKey(p, MainBranch), refBody(root.ID))
+	_, err := s.b.PutIfAbsent(ctx, RefKey(p, MainBranch), refBody(root.ID))
 	if errors.Is(err, bucket.ErrExists) {
 		return nil, fmt.Errorf("%w: %q; use it, or pick another name", ErrProjectExists, p)
 	}
@@ -99,14 +90,12 @@ func (s *Store) CreateProject(ctx context.Context, p ProjectName) (*Commit, erro
 // ListProjects returns every project, sorted by name.
 func (s *Store) ListProjects(ctx context.Context) ([]ProjectName, error) {
 	var out []ProjectName
-	for info, err := range s.b.List(ctx, "projects/") {
+	for info, err := range s.b.List(ctx, ProjectsPrefix) {
 		if err != nil {
 			return nil, fmt.Errorf("list projects: %w", err)
 		}
-		rest := strings.TrimPrefix(info.Key, "projects/")
-		p, tail, ok := strings.Cut(rest, "/")
-		if ok && tail == "refs/heads/"+string(MainBranch) {
-			out = append(out, ProjectName(p))
+		if p, ok := projectOfMainRef(info.Key); ok {
+			out = append(out, p)
 		}
 	}
 	return out, nil
@@ -127,7 +116,7 @@ func (s *Store) CreateBranch(ctx context.Context, p ProjectName, b BranchName, f
 	if err != nil {
 		return "", err
 	}
-	_, err = s.b.PutIfAbsent(ctx, refKey(p, b), refBody(head))
+	_, err = s.b.PutIfAbsent(ctx, RefKey(p, b), refBody(head))
 	if errors.Is(err, bucket.ErrExists) {
 		return "", fmt.Errorf("%w: %q in project %q; check it out, or pick another name", ErrBranchExists, b, p)
 	}
@@ -142,7 +131,7 @@ func (s *Store) ListBranches(ctx context.Context, p ProjectName) ([]Branch, erro
 	if err := s.checkProject(ctx, p); err != nil {
 		return nil, err
 	}
-	prefix := ProjectKey(p) + "refs/heads/"
+	prefix := RefsPrefix(p)
 	var out []Branch
 	for info, err := range s.b.List(ctx, prefix) {
 		if err != nil {
@@ -187,7 +176,7 @@ func (s *Store) Head(ctx context.Context, p ProjectName, b BranchName) (CommitID
 func refBody(c CommitID) []byte { return []byte(string(c) + "\n") }
 
 func (s *Store) readRef(ctx context.Context, p ProjectName, b BranchName) (CommitID, bucket.ETag, error) {
-	data, info, err := s.b.Get(ctx, refKey(p, b))
+	data, info, err := s.b.Get(ctx, RefKey(p, b))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return "", "", fmt.Errorf("%w: %q in project %q", ErrBranchNotFound, b, p)
 	}
@@ -221,7 +210,7 @@ func (s *Store) Resolve(ctx context.Context, p ProjectName, ref string) (CommitI
 		return "", fmt.Errorf("%w: empty ref; give a branch name or a commit id", ErrInvalidRef)
 	}
 	if len(ref) == idLen && isHex(ref) {
-		_, err := s.b.Stat(ctx, commitKey(p, CommitID(ref)))
+		_, err := s.b.Stat(ctx, CommitKey(p, CommitID(ref)))
 		if err == nil {
 			return CommitID(ref), nil
 		}
@@ -245,7 +234,7 @@ func (s *Store) Resolve(ctx context.Context, p ProjectName, ref string) (CommitI
 }
 
 func (s *Store) resolvePrefix(ctx context.Context, p ProjectName, prefix string) (CommitID, error) {
-	base := ProjectKey(p) + "commits/"
+	base := CommitsPrefix(p)
 	var found []CommitID
 	for info, err := range s.b.List(ctx, base+prefix) {
 		if err != nil {
@@ -264,7 +253,7 @@ func (s *Store) resolvePrefix(ctx context.Context, p ProjectName, prefix string)
 
 // GetCommit reads and verifies commit id of project p.
 func (s *Store) GetCommit(ctx context.Context, p ProjectName, id CommitID) (*Commit, error) {
-	data, _, err := s.b.Get(ctx, commitKey(p, id))
+	data, _, err := s.b.Get(ctx, CommitKey(p, id))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s in project %q", ErrCommitNotFound, id, p)
 	}
@@ -299,7 +288,7 @@ func (s *Store) putCommit(ctx context.Context, c *Commit) error {
 	if err != nil {
 		return fmt.Errorf("encode commit: %w", err)
 	}
-	return s.putImmutable(ctx, commitKey(c.Project, c.ID), data)
+	return s.putImmutable(ctx, CommitKey(c.Project, c.ID), data)
 }
 
 // putImmutable stores a content-addressed object. If it already exists, its
@@ -322,12 +311,12 @@ func (s *Store) PutManifest(ctx context.Context, p ProjectName, m *Manifest) (Ma
 	if err != nil {
 		return "", fmt.Errorf("encode manifest: %w", err)
 	}
-	return m.ID, s.putImmutable(ctx, manifestKey(p, m.ID), data)
+	return m.ID, s.putImmutable(ctx, ManifestKey(p, m.ID), data)
 }
 
 // GetManifest reads and verifies manifest id of project p.
 func (s *Store) GetManifest(ctx context.Context, p ProjectName, id ManifestID) (*Manifest, error) {
-	data, _, err := s.b.Get(ctx, manifestKey(p, id))
+	data, _, err := s.b.Get(ctx, ManifestKey(p, id))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s in project %q", ErrManifestNotFound, id, p)
 	}
@@ -411,7 +400,7 @@ func (s *Store) commit(ctx context.Context, p ProjectName, b BranchName, message
 			}
 		}
 		if err == nil {
-			_, err = s.b.CompareAndSwap(ctx, refKey(p, b), etag, refBody(c.ID))
+			_, err = s.b.CompareAndSwap(ctx, RefKey(p, b), etag, refBody(c.ID))
 			if err == nil {
 				if guard != nil {
 					guard.done(ctx, c)

@@ -1,4 +1,4 @@
-package mix
+package tables
 
 import (
 	"encoding/binary"
@@ -11,36 +11,36 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// span is a run of consecutive rows [start, start+n) of source src: a
+// Span is a run of consecutive rows [Start, Start+N) of source Src: a
 // gather copies the spans of its output in order. Rows are logical indices
 // of the source array (its offset not included).
-type span struct {
-	src   int32
-	start int64
-	n     int64
+type Span struct {
+	Src   int32
+	Start int64
+	N     int64
 }
 
-// appendSpan adds row `row` of source src to spans, extending the last span
+// AppendSpan adds row `row` of source src to spans, extending the last span
 // when the row follows it.
-func appendSpan(spans []span, src int32, row int64) []span {
-	if k := len(spans) - 1; k >= 0 && spans[k].src == src && spans[k].start+spans[k].n == row {
-		spans[k].n++
+func AppendSpan(spans []Span, src int32, row int64) []Span {
+	if k := len(spans) - 1; k >= 0 && spans[k].Src == src && spans[k].Start+spans[k].N == row {
+		spans[k].N++
 		return spans
 	}
-	return append(spans, span{src: src, start: row, n: 1})
+	return append(spans, Span{Src: src, Start: row, N: 1})
 }
 
-// gather builds an array of type dt that is the concatenation of spans of
+// gatherArray builds an array of type dt that is the concatenation of spans of
 // srcs (each of type dt), in one pass and one copy of the values. Buffers
 // it fills completely come from bufs, which need not zero them; the
 // fallback path allocates from mem. Fixed-width types, booleans, (large) binary and strings,
 // fixed-size lists, (large) lists, maps and structs are copied directly;
 // other types (dictionaries, unions, views, run-end encoded, extensions) go
 // through array.Concatenate of slices.
-func gather(mem, bufs memory.Allocator, dt arrow.DataType, srcs []arrow.ArrayData, spans []span) (arrow.ArrayData, error) {
+func gatherArray(mem, bufs memory.Allocator, dt arrow.DataType, srcs []arrow.ArrayData, spans []Span) (arrow.ArrayData, error) {
 	var total int64
 	for _, s := range spans {
-		total += s.n
+		total += s.N
 	}
 	if !directType(dt) {
 		if total == 0 {
@@ -110,7 +110,7 @@ func (g *gatherer) releaseAll() {
 	}
 }
 
-func (g *gatherer) gather(dt arrow.DataType, srcs []arrow.ArrayData, spans []span, total int64) (arrow.ArrayData, error) {
+func (g *gatherer) gather(dt arrow.DataType, srcs []arrow.ArrayData, spans []Span, total int64) (arrow.ArrayData, error) {
 	if dt.ID() == arrow.NULL {
 		return array.NewData(dt, int(total), []*memory.Buffer{nil}, nil, int(total), 0), nil
 	}
@@ -120,9 +120,9 @@ func (g *gatherer) gather(dt arrow.DataType, srcs []arrow.ArrayData, spans []spa
 		out := g.buffer(bitutil.BytesForBits(total))
 		pos := 0
 		for _, s := range spans {
-			src := srcs[s.src]
-			bitutil.CopyBitmap(src.Buffers()[1].Bytes(), src.Offset()+int(s.start), int(s.n), out.Bytes(), pos)
-			pos += int(s.n)
+			src := srcs[s.Src]
+			bitutil.CopyBitmap(src.Buffers()[1].Bytes(), src.Offset()+int(s.Start), int(s.N), out.Bytes(), pos)
+			pos += int(s.N)
 		}
 		return array.NewData(dt, int(total), []*memory.Buffer{validity, out}, nil, nulls, 0), nil
 
@@ -146,9 +146,9 @@ func (g *gatherer) gather(dt arrow.DataType, srcs []arrow.ArrayData, spans []spa
 		for i, s := range srcs {
 			kids[i] = s.Children()[0]
 		}
-		ks := make([]span, len(spans))
+		ks := make([]Span, len(spans))
 		for i, s := range spans {
-			ks[i] = span{src: s.src, start: (int64(srcs[s.src].Offset()) + s.start) * size, n: s.n * size}
+			ks[i] = Span{Src: s.Src, Start: (int64(srcs[s.Src].Offset()) + s.Start) * size, N: s.N * size}
 		}
 		child, err := g.gather(t.Elem(), kids, ks, total*size)
 		if err != nil {
@@ -192,9 +192,9 @@ func (g *gatherer) gather(dt arrow.DataType, srcs []arrow.ArrayData, spans []spa
 				}
 			}
 		}()
-		ks := make([]span, len(spans))
+		ks := make([]Span, len(spans))
 		for i, s := range spans {
-			ks[i] = span{src: s.src, start: int64(srcs[s.src].Offset()) + s.start, n: s.n}
+			ks[i] = Span{Src: s.Src, Start: int64(srcs[s.Src].Offset()) + s.Start, N: s.N}
 		}
 		for f := range children {
 			kids := make([]arrow.ArrayData, len(srcs))
@@ -214,10 +214,10 @@ func (g *gatherer) gather(dt arrow.DataType, srcs []arrow.ArrayData, spans []spa
 		dst := out.Bytes()
 		pos := int64(0)
 		for _, s := range spans {
-			src := srcs[s.src]
-			from := (int64(src.Offset()) + s.start) * w
-			copy(dst[pos:pos+s.n*w], src.Buffers()[1].Bytes()[from:from+s.n*w])
-			pos += s.n * w
+			src := srcs[s.Src]
+			from := (int64(src.Offset()) + s.Start) * w
+			copy(dst[pos:pos+s.N*w], src.Buffers()[1].Bytes()[from:from+s.N*w])
+			pos += s.N * w
 		}
 		return array.NewData(dt, int(total), []*memory.Buffer{validity, out}, nil, nulls, 0), nil
 	}
@@ -226,10 +226,10 @@ func (g *gatherer) gather(dt arrow.DataType, srcs []arrow.ArrayData, spans []spa
 
 // validity builds the output validity bitmap, or nil when no source that a
 // span reads can hold nulls.
-func (g *gatherer) validity(srcs []arrow.ArrayData, spans []span, total int64) (*memory.Buffer, int) {
+func (g *gatherer) validity(srcs []arrow.ArrayData, spans []Span, total int64) (*memory.Buffer, int) {
 	any := false
 	for _, s := range spans {
-		src := srcs[s.src]
+		src := srcs[s.Src]
 		if src.NullN() != 0 && src.Buffers()[0] != nil {
 			any = true
 			break
@@ -242,13 +242,13 @@ func (g *gatherer) validity(srcs []arrow.ArrayData, spans []span, total int64) (
 	dst := out.Bytes()
 	pos := 0
 	for _, s := range spans {
-		src := srcs[s.src]
+		src := srcs[s.Src]
 		if bm := src.Buffers()[0]; bm != nil && src.NullN() != 0 {
-			bitutil.CopyBitmap(bm.Bytes(), src.Offset()+int(s.start), int(s.n), dst, pos)
+			bitutil.CopyBitmap(bm.Bytes(), src.Offset()+int(s.Start), int(s.N), dst, pos)
 		} else {
-			bitutil.SetBitsTo(dst, int64(pos), s.n, true)
+			bitutil.SetBitsTo(dst, int64(pos), s.N, true)
 		}
-		pos += int(s.n)
+		pos += int(s.N)
 	}
 	return out, int(total) - bitutil.CountSetBits(dst, 0, int(total))
 }
@@ -270,40 +270,40 @@ func putOffset(b []byte, i, v int64, large bool) {
 }
 
 // binary gathers the offsets and values of binary-like arrays.
-func (g *gatherer) binary(srcs []arrow.ArrayData, spans []span, total int64, large bool) (*memory.Buffer, *memory.Buffer, error) {
+func (g *gatherer) binary(srcs []arrow.ArrayData, spans []Span, total int64, large bool) (*memory.Buffer, *memory.Buffer, error) {
 	width := int64(4)
 	if large {
 		width = 8
 	}
 	var size int64
 	for _, s := range spans {
-		src := srcs[s.src]
+		src := srcs[s.Src]
 		offs := src.Buffers()[1].Bytes()
-		i := int64(src.Offset()) + s.start
-		size += offsetAt(offs, i+s.n, large) - offsetAt(offs, i, large)
+		i := int64(src.Offset()) + s.Start
+		size += offsetAt(offs, i+s.N, large) - offsetAt(offs, i, large)
 	}
 	if !large && size > math.MaxInt32 {
-		return nil, nil, fmt.Errorf("%w: %d bytes in one binary column exceed Arrow's 2 GiB limit for one batch; use more ranks or a smaller batch", ErrBatchTooLarge, size)
+		return nil, nil, fmt.Errorf("%w: %d bytes in one binary column exceed Arrow's 2 GiB limit for one batch; use more ranks or a smaller batch", ErrTooLarge, size)
 	}
 	offsets := g.buffer((total + 1) * width)
 	values := g.buffer(size)
 	ob, vb := offsets.Bytes(), values.Bytes()
 	var row, pos int64
 	for _, s := range spans {
-		src := srcs[s.src]
+		src := srcs[s.Src]
 		offs := src.Buffers()[1].Bytes()
 		var data []byte
 		if src.Buffers()[2] != nil {
 			data = src.Buffers()[2].Bytes()
 		}
-		i := int64(src.Offset()) + s.start
+		i := int64(src.Offset()) + s.Start
 		first := offsetAt(offs, i, large)
-		last := offsetAt(offs, i+s.n, large)
-		for k := int64(0); k < s.n; k++ {
+		last := offsetAt(offs, i+s.N, large)
+		for k := int64(0); k < s.N; k++ {
 			putOffset(ob, row+k, pos+offsetAt(offs, i+k, large)-first, large)
 		}
 		copy(vb[pos:], data[first:last])
-		row += s.n
+		row += s.N
 		pos += last - first
 	}
 	putOffset(ob, total, pos, large)
@@ -312,39 +312,39 @@ func (g *gatherer) binary(srcs []arrow.ArrayData, spans []span, total int64, lar
 
 // listOffsets gathers the offsets of list-like arrays and returns the spans
 // of their children to gather.
-func (g *gatherer) listOffsets(srcs []arrow.ArrayData, spans []span, total int64, large bool) (*memory.Buffer, []span, int64, error) {
+func (g *gatherer) listOffsets(srcs []arrow.ArrayData, spans []Span, total int64, large bool) (*memory.Buffer, []Span, int64, error) {
 	width := int64(4)
 	if large {
 		width = 8
 	}
 	offsets := g.buffer((total + 1) * width)
 	ob := offsets.Bytes()
-	ks := make([]span, 0, len(spans))
+	ks := make([]Span, 0, len(spans))
 	var row, pos int64
 	for _, s := range spans {
-		src := srcs[s.src]
+		src := srcs[s.Src]
 		offs := src.Buffers()[1].Bytes()
-		i := int64(src.Offset()) + s.start
+		i := int64(src.Offset()) + s.Start
 		first := offsetAt(offs, i, large)
-		last := offsetAt(offs, i+s.n, large)
-		for k := int64(0); k < s.n; k++ {
+		last := offsetAt(offs, i+s.N, large)
+		for k := int64(0); k < s.N; k++ {
 			putOffset(ob, row+k, pos+offsetAt(offs, i+k, large)-first, large)
 		}
 		if last > first {
-			ks = append(ks, span{src: s.src, start: first, n: last - first})
+			ks = append(ks, Span{Src: s.Src, Start: first, N: last - first})
 		}
-		row += s.n
+		row += s.N
 		pos += last - first
 	}
 	if !large && pos > math.MaxInt32 {
-		return nil, nil, 0, fmt.Errorf("%w: %d list elements in one column exceed Arrow's limit for one batch", ErrBatchTooLarge, pos)
+		return nil, nil, 0, fmt.Errorf("%w: %d list elements in one column exceed Arrow's limit for one batch", ErrTooLarge, pos)
 	}
 	putOffset(ob, total, pos, large)
 	return offsets, ks, pos, nil
 }
 
 // gatherSlow concatenates slices: for types gather does not copy itself.
-func gatherSlow(mem memory.Allocator, srcs []arrow.ArrayData, spans []span) (arrow.ArrayData, error) {
+func gatherSlow(mem memory.Allocator, srcs []arrow.ArrayData, spans []Span) (arrow.ArrayData, error) {
 	arrs := make([]arrow.Array, len(srcs))
 	for i, s := range srcs {
 		arrs[i] = array.MakeFromData(s)
@@ -361,7 +361,7 @@ func gatherSlow(mem memory.Allocator, srcs []arrow.ArrayData, spans []span) (arr
 		}
 	}()
 	for i, s := range spans {
-		parts[i] = array.NewSlice(arrs[s.src], s.start, s.start+s.n)
+		parts[i] = array.NewSlice(arrs[s.Src], s.Start, s.Start+s.N)
 	}
 	out, err := array.Concatenate(parts, mem)
 	if err != nil {

@@ -1,4 +1,4 @@
-package mix
+package tables
 
 import (
 	"context"
@@ -47,9 +47,9 @@ func directLeaf(md *metadata.FileMetaData, f arrow.Field) int {
 
 // readBinary reads rows [b.Offset, b.Offset+b.Rows) of a direct binary
 // column.
-func (e *Engine) readBinary(ctx context.Context, f *dataFile, key string, b blockRef, leaf int, field arrow.Field) (arrow.Array, error) {
-	rg := f.pf.RowGroup(b.RowGroup)
-	cr, err := rg.Column(leaf)
+func (r *Reader) readBinary(ctx context.Context, f *dataFile, b Block, leaf int, field arrow.Field) (arrow.Array, error) {
+	key := f.key
+	cr, err := f.pf.RowGroup(b.RowGroup).Column(leaf)
 	if err != nil {
 		return nil, fmt.Errorf("read %s row group %d column %q: %w", key, b.RowGroup, field.Name, err)
 	}
@@ -78,12 +78,12 @@ func (e *Engine) readBinary(ctx context.Context, f *dataFile, key string, b bloc
 	// The values come from the pool of block buffers (recycled when blocks
 	// leave the cache, so reads do not fault in fresh memory), the rest
 	// from the engine's allocator.
-	out := binaryBuilder{mem: e.mem, dataMem: e.blocks}
+	out := binaryBuilder{mem: r.mem, dataMem: r.values}
 	defer out.release()
-	out.offsets = e.mem.Allocate(int(b.Rows+1) * 4)
-	out.data = e.blocks.Allocate(int(capacity))
+	out.offsets = r.mem.Allocate(int(b.Rows+1) * 4)
+	out.data = r.values.Allocate(int(capacity))
 	if nullable {
-		out.valid = e.mem.Allocate(int(bitutil.BytesForBits(b.Rows)))
+		out.valid = r.mem.Allocate(int(bitutil.BytesForBits(b.Rows)))
 	}
 	const chunk = 1024
 	values := make([]parquet.ByteArray, chunk)
@@ -123,7 +123,7 @@ func (e *Engine) readBinary(ctx context.Context, f *dataFile, key string, b bloc
 				}
 			}
 			if pos > int64(^uint32(0)>>1) {
-				return nil, fmt.Errorf("%w: column %q holds over 2 GiB in one block of %s", ErrBatchTooLarge, field.Name, key)
+				return nil, fmt.Errorf("%w: column %q holds over 2 GiB in one block of %s", ErrTooLarge, field.Name, key)
 			}
 			offs[row+k+1] = int32(pos)
 		}

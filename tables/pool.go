@@ -1,4 +1,4 @@
-package mix
+package tables
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package mix
+package tables
 
 import (
 	"encoding/base64"
@@ -136,19 +136,19 @@ func TestGather(t *testing.T) {
 					full.Release()
 					datas[i] = srcs[i].Data()
 				}
-				var spans []span
+				var spans []Span
 				var parts []arrow.Array
 				for range rng.IntN(50) {
 					s := rng.IntN(nsrc)
 					row := rng.IntN(srcs[s].Len())
-					spans = appendSpan(spans, int32(s), int64(row))
+					spans = AppendSpan(spans, int32(s), int64(row))
 					parts = append(parts, array.NewSlice(srcs[s], int64(row), int64(row+1)))
 					if rng.IntN(3) == 0 && row+1 < srcs[s].Len() { // a following row: spans merge
-						spans = appendSpan(spans, int32(s), int64(row+1))
+						spans = AppendSpan(spans, int32(s), int64(row+1))
 						parts = append(parts, array.NewSlice(srcs[s], int64(row+1), int64(row+2)))
 					}
 				}
-				got, err := gather(mem, dirty{mem}, dt, datas, spans)
+				got, err := gatherArray(mem, dirty{mem}, dt, datas, spans)
 				require.NoError(t, err)
 				ga := array.MakeFromData(got)
 				got.Release()
