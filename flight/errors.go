@@ -41,6 +41,8 @@ func code(err error) codes.Code {
 		return codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded
+	case authCode(err) != codes.OK: // Unauthenticated, PermissionDenied (authz.go)
+		return authCode(err)
 	case errors.Is(err, ErrUnimplemented):
 		return codes.Unimplemented
 	case errors.Is(err, ErrBadRequest),
