@@ -120,9 +120,10 @@ type PutMetadata struct {
 type PutResult struct {
 	Commit string `json:"commit"`
 	Rows   int64  `json:"rows"`
-	// Replayed: the put's idempotency key had committed before; Commit
-	// and Rows are that commit's, and this put stored nothing.
-	Replayed bool `json:"replayed"`
+	// Replayed (sent only when true): the put's idempotency key had
+	// committed before; Commit and Rows are that commit's, and this put
+	// stored nothing.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // ScanRequest is a table at a ref with a projection: what a path

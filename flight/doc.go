@@ -8,7 +8,7 @@
 //   - DoPut to a path descriptor [project, branch, table] appends every
 //     batch of the stream as ONE commit (the table is created on the first
 //     write) and answers one PutResult whose app_metadata is
-//     {"commit","rows","replayed"}. A put that fails, runs past
+//     {"commit","rows"} (and "replayed": true, see below). A put that fails, runs past
 //     Options.PutTimeout, or whose client goes away before it finishes the
 //     stream, commits nothing. The first batch's app_metadata may carry
 //     {"idempotency_key"}: a key that already committed on that table and

@@ -20,7 +20,7 @@ import (
 
 // DoPut appends every batch of the stream to the table its path descriptor
 // [project, branch, table] names, as one commit, and answers one PutResult
-// with app_metadata {"commit","rows","replayed"}. Nothing is committed
+// with app_metadata {"commit","rows"} ("replayed": true added on a replay). Nothing is committed
 // unless the client ends its stream normally and every batch was stored,
 // within Options.PutTimeout.
 //

@@ -442,7 +442,7 @@ class Table:
 
     def put(self, data: Data, idempotency_key: Optional[str] = None) -> dict[str, Any]:
         """One DoPut of ``data``, no retries: the server's result
-        ``{"commit", "rows", "replayed"}``. ``replayed`` is True when
+        ``{"commit", "rows"}``, with ``"replayed": True`` when
         ``idempotency_key`` had committed before (nothing new is stored)."""
         batches = _batches(data)
         try:
