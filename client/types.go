@@ -98,10 +98,12 @@ type LogEntry struct {
 // [project, branch, table].
 type PutDescriptor struct {
 	Project, Branch, Table string
-	// IdempotencyKey is reserved: a client-chosen string (e.g. a UUID per
-	// logical put) that Put sends in the app_metadata of the stream's first
-	// batch as PutMetadata. A server that honours it commits a put with a
-	// key it has committed before at most once; today's server ignores it.
+	// IdempotencyKey, when set, makes the put safe to retry: a
+	// client-chosen string (a fresh UUID per logical put; 1 to 256
+	// printable ASCII characters) that Put sends in the app_metadata of the
+	// stream's first batch as PutMetadata. The server commits a key at most
+	// once per table and branch: a retry of a put that already committed
+	// commits nothing and answers that commit (PutResult.Replayed).
 	IdempotencyKey string
 }
 
@@ -109,7 +111,7 @@ type PutDescriptor struct {
 func (d PutDescriptor) Path() []string { return []string{d.Project, d.Branch, d.Table} }
 
 // PutMetadata is the app_metadata of a DoPut stream's first batch message
-// (optional; reserved for the idempotency key).
+// (optional; the server reads it from the first batch only).
 type PutMetadata struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
@@ -118,6 +120,10 @@ type PutMetadata struct {
 type PutResult struct {
 	Commit string `json:"commit"`
 	Rows   int64  `json:"rows"`
+	// Replayed (sent only when true): the put's idempotency key had
+	// committed before; Commit and Rows are that commit's, and this put
+	// stored nothing.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // ScanRequest is a table at a ref with a projection: what a path

@@ -8,6 +8,7 @@ import (
 
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/versions"
 )
@@ -82,6 +83,11 @@ func (s *Service) createProject(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Admin on the project: a global admin token, or one an admin granted
+	// admin on this name before the project existed.
+	if err := allow(ctx, string(p), auth.Admin); err != nil {
+		return nil, err
+	}
 	c, err := s.v.CreateProject(ctx, p)
 	if err != nil {
 		return nil, err
@@ -100,6 +106,9 @@ func (s *Service) createBranch(ctx context.Context, body []byte) (any, error) {
 	}
 	b, err := versions.ParseBranchName(req.Branch)
 	if err != nil {
+		return nil, err
+	}
+	if err := allow(ctx, string(p), auth.Write); err != nil {
 		return nil, err
 	}
 	if req.From == "" {
@@ -121,6 +130,9 @@ func (s *Service) listBranches(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := allow(ctx, string(p), auth.Read); err != nil {
+		return nil, err
+	}
 	branches, err := s.v.ListBranches(ctx, p)
 	if err != nil {
 		return nil, err
@@ -139,6 +151,9 @@ func (s *Service) logAction(ctx context.Context, body []byte) (any, error) {
 	}
 	p, err := parseProject(req.Project)
 	if err != nil {
+		return nil, err
+	}
+	if err := allow(ctx, string(p), auth.Read); err != nil {
 		return nil, err
 	}
 	if req.Ref == "" {

@@ -8,8 +8,11 @@
 //   - DoPut to a path descriptor [project, branch, table] appends every
 //     batch of the stream as ONE commit (the table is created on the first
 //     write) and answers one PutResult whose app_metadata is
-//     {"commit","rows"}. A put that fails, or whose client goes away before
-//     it finishes the stream, commits nothing.
+//     {"commit","rows"} (and "replayed": true, see below). A put that fails, runs past
+//     Options.PutTimeout, or whose client goes away before it finishes the
+//     stream, commits nothing. The first batch's app_metadata may carry
+//     {"idempotency_key"}: a key that already committed on that table and
+//     branch commits nothing again and answers its commit, "replayed": true.
 //   - ListFlights (criteria: a project name, or empty for all) lists one
 //     FlightInfo per table at branch main.
 //   - GetSchema and GetFlightInfo take a path [project, ref, table] or the
@@ -24,15 +27,31 @@
 //     most Options.BatchBytes (when single rows allow), so that clients with
 //     gRPC's default 4 MiB message limit can read any scan.
 //
-// Tickets are opaque to clients: "weft", a format version, a kind byte (1 =
-// scan; later kinds are added without breaking old tickets), a JSON payload
-// and a truncated SHA-256 checksum. Every ticket is pinned to a commit, so
-// any server over the same bucket can serve it, and a forged, corrupted or
-// truncated ticket is rejected with InvalidArgument.
+// Tickets are opaque to clients: "weft", a format version (2), a kind byte
+// (1 = scan, 2 = rank stream), a JSON payload, and an HMAC-SHA256 signature
+// (auth.Signer) with a key id, the key shared through the bucket. DoGet
+// verifies the signature before it reads anything else: a ticket edited in
+// any byte, minted without the key, or issued over another store is
+// InvalidArgument (get a new one from GetFlightInfo). Every ticket is pinned
+// to a commit, so any server over the same bucket serves it. A verified
+// ticket is worth no more than the caller's token: DoGet requires read on
+// every project it names. Keys rotate with `flightd admin ticket-key
+// rotate` (old tickets keep working until `ticket-key remove`).
+//
+// Every call is authenticated (Parts.Authenticator, by auth.Interceptors
+// chained after panic recovery): Unauthenticated without a valid bearer
+// token. Handlers check scopes once they know the projects (authz.go):
+// create_project needs admin on the project, create_branch and DoPut write,
+// the other calls read (a recipe or run: on every component's project);
+// out of scope is PermissionDenied, except that a run the token may not
+// read is NotFound, worded as for a run that does not exist. ListFlights
+// lists only readable projects. With no Authenticator every call may do
+// everything (the loopback development mode).
 //
 // Every error reaches the client through one function (Service.status) that
 // maps Weft's error kinds to gRPC codes: InvalidArgument for bad input (bad
-// JSON, bad names, short paths, schema mismatches, unknown columns),
+// JSON, bad names, short paths, schema mismatches, unknown columns, bad
+// tickets and idempotency keys), Unauthenticated, PermissionDenied,
 // NotFound for missing projects, branches, commits and tables,
 // AlreadyExists, Aborted for lost races, Unimplemented for protocol rows not
 // built yet, and Internal for server faults, whose cause is logged under an

@@ -185,7 +185,7 @@ func TestBadInput(t *testing.T) {
 		{"ticket forged rows", get(forge(forgedRows)), codes.InvalidArgument, []string{"ticket"}},
 		{"ticket forged blocks", get(forge(strings.Replace(forgedRows, `"b1":1`, `"b1":7`, 1))), codes.InvalidArgument, []string{"ticket"}},
 		{"ticket forged json", get(forge(`{"p":"p"`)), codes.InvalidArgument, []string{"ticket"}},
-		{"ticket unknown kind", get(forgeKind(9, `{}`)), codes.InvalidArgument, []string{"kind"}},
+		{"ticket unknown kind", get(forgeKind(9, `{}`)), codes.InvalidArgument, []string{"GetFlightInfo"}}, // unsigned: refused before its kind is read
 
 		{"put short path", put(pathDesc("p", "main"), testSchema, goodBatch), codes.InvalidArgument, []string{"[project, branch, table]"}},
 		{"put cmd descriptor", put(cmdDesc(`{}`), testSchema, goodBatch), codes.InvalidArgument, []string{"path descriptor"}},

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/flight"
@@ -83,6 +84,9 @@ type envOpts struct {
 	tables   func(*tables.Options)
 	versions func(*versions.Options)
 	dial     []grpc.DialOption
+	// authn checks tokens (nil: open); token is the client's.
+	authn auth.Authenticator
+	token string
 }
 
 // newEnv serves b on a free loopback port; cleanup stops the server and
@@ -117,7 +121,7 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	}
 	eng, err := mix.New(ts, mo)
 	require.NoError(t, err)
-	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng}, fo)
+	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng, Authenticator: o.authn}, fo)
 	require.NoError(t, err)
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -126,7 +130,7 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	served := make(chan error, 1)
 	go func() { served <- svc.Serve(ctx, lis) }()
 
-	c, err := client.Dial(lis.Addr().String(), client.Options{Allocator: cmem, DialOptions: o.dial})
+	c, err := client.Dial(lis.Addr().String(), client.Options{Allocator: cmem, DialOptions: o.dial, Token: o.token})
 	require.NoError(t, err)
 	e := &env{t: t, b: b, svc: svc, c: c, client: c.Flight(), mem: mem, cmem: cmem, addr: lis.Addr().String()}
 	var stopped bool

@@ -2,11 +2,13 @@ package flight
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/sampler"
@@ -61,6 +64,10 @@ func TestCode(t *testing.T) {
 		{wrap(mix.ErrRunNotFound), codes.NotFound},
 		{wrap(context.Canceled), codes.Canceled},
 		{wrap(context.DeadlineExceeded), codes.DeadlineExceeded},
+		{wrap(auth.ErrNoToken), codes.Unauthenticated},
+		{wrap(auth.ErrBadToken), codes.Unauthenticated},
+		{wrap(auth.ErrDenied), codes.PermissionDenied},
+		{kindError{kind: ErrBadTicket, err: auth.ErrBadTicket}, codes.InvalidArgument},
 		{wrap(status.Error(codes.ResourceExhausted, "grpc: received message larger than max")), codes.ResourceExhausted},
 		{wrap(versions.ErrCorrupt), codes.Internal},
 		{wrap(versions.ErrManifestNotFound), codes.Internal}, // clients never name manifests
@@ -93,8 +100,17 @@ func TestStatusHidesInternalCauses(t *testing.T) {
 	require.NoError(t, s.status(context.Background(), "x", nil))
 }
 
-func validScanTicket(t *testing.T) []byte {
-	tkt, err := encodeTicket(kindScan, scanTicket{Project: "p", Commit: versions.CommitID(fmt64('a')), Table: "t", Columns: []string{"id"}, First: 0, End: 3, Rows: 300})
+// ticketService is a Service that can only sign and verify tickets, with
+// the keys of a fresh in-memory bucket.
+func ticketService(tb testing.TB) *Service {
+	tb.Helper()
+	signer, err := auth.NewSigner(context.Background(), bucket.NewMem(), auth.DefaultSignerOptions())
+	require.NoError(tb, err)
+	return &Service{signer: signer, log: discardLogger()}
+}
+
+func validScanTicket(t *testing.T, s *Service) []byte {
+	tkt, err := s.encodeTicket(context.Background(), kindScan, scanTicket{Project: "p", Commit: versions.CommitID(fmt64('a')), Table: "t", Columns: []string{"id"}, First: 0, End: 3, Rows: 300})
 	require.NoError(t, err)
 	return tkt
 }
@@ -108,8 +124,9 @@ func fmt64(c byte) string {
 }
 
 func TestTicketRoundTrip(t *testing.T) {
-	tkt := validScanTicket(t)
-	kind, payload, err := decodeTicket(tkt)
+	s := ticketService(t)
+	tkt := validScanTicket(t, s)
+	kind, payload, err := s.decodeTicket(context.Background(), tkt)
 	require.NoError(t, err)
 	require.Equal(t, kindScan, kind)
 	st, err := decodeScanTicket(payload)
@@ -120,19 +137,51 @@ func TestTicketRoundTrip(t *testing.T) {
 // TestTicketTruncatedOrAltered: every prefix and every single-byte change
 // of a valid ticket is rejected as a bad ticket.
 func TestTicketTruncatedOrAltered(t *testing.T) {
-	tkt := validScanTicket(t)
+	ctx := context.Background()
+	s := ticketService(t)
+	tkt := validScanTicket(t, s)
 	for n := range len(tkt) {
-		_, _, err := decodeTicket(tkt[:n])
+		_, _, err := s.decodeTicket(ctx, tkt[:n])
 		require.ErrorIs(t, err, ErrBadTicket, "prefix of %d bytes", n)
 	}
 	for i := range tkt {
 		for _, x := range []byte{1, 0x80, 0xff} {
 			bad := append([]byte(nil), tkt...)
 			bad[i] ^= x
-			_, _, err := decodeTicket(bad)
+			_, _, err := s.decodeTicket(ctx, bad)
 			require.ErrorIs(t, err, ErrBadTicket, "byte %d ^ %#x", i, x)
 		}
 	}
+}
+
+// TestTicketForged: tickets a server of this store did not sign are
+// refused before their payload is read: one from another store (a valid
+// signature under another key 1), one with the same payload and a MAC
+// made up, and a version 1 ticket (checksummed, never signed).
+func TestTicketForged(t *testing.T) {
+	ctx := context.Background()
+	s, other := ticketService(t), ticketService(t)
+	tkt := validScanTicket(t, s)
+	payload := tkt[:len(tkt)-auth.TicketOverhead]
+	v1 := append([]byte("weft\x01\x01"), payload[ticketHeadLen:]...)
+	sum := sha256.Sum256(v1)
+	v1 = append(v1, sum[:8]...)
+	for name, forged := range map[string][]byte{
+		"another store": validScanTicket(t, other),
+		"made-up mac":   append(slices.Clone(tkt[:len(tkt)-32]), make([]byte, 32)...),
+		"unknown key":   append(append(slices.Clone(payload), 0, 0, 0, 9), tkt[len(tkt)-32:]...),
+		"version 1":     v1,
+		"payload only":  payload,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := s.decodeTicket(ctx, forged)
+			require.ErrorIs(t, err, ErrBadTicket)
+			require.Equal(t, codes.InvalidArgument, code(err))
+			require.Contains(t, err.Error(), "GetFlightInfo")
+		})
+	}
+	_, _, err := other.decodeTicket(ctx, tkt)
+	require.ErrorIs(t, err, ErrBadTicket, "and the other way round")
 }
 
 func TestScanTicketValidation(t *testing.T) {
@@ -156,9 +205,10 @@ func TestScanTicketValidation(t *testing.T) {
 
 func TestRankTicketValidation(t *testing.T) {
 	good := rankTicket{Run: mix.RunID(fmt64('c')), Project: "p", Rank: 1, World: 4, Start: 0, End: 10}
-	tkt, err := encodeTicket(kindRank, good)
+	s := ticketService(t)
+	tkt, err := s.encodeTicket(context.Background(), kindRank, good)
 	require.NoError(t, err)
-	kind, payload, err := decodeTicket(tkt)
+	kind, payload, err := s.decodeTicket(context.Background(), tkt)
 	require.NoError(t, err)
 	require.Equal(t, kindRank, kind)
 	got, err := decodeRankTicket(payload)
@@ -176,6 +226,8 @@ func TestRankTicketValidation(t *testing.T) {
 		`{"run":"` + run + `","p":"p","r":0,"w":1,"s0":-1,"s1":1}`,
 		`{"run":"` + run + `","p":"p","r":0,"w":1,"s0":3,"s1":3}`,
 		`{"run":"` + run + `","p":"p","r":0,"w":1,"s0":0,"s1":1} {}`,
+		`{"run":"` + run + `","p":"p","ps":["q","a/b"],"r":0,"w":1,"s0":0,"s1":1}`,
+		`{"run":"` + run + `","p":"p","ps":"q","r":0,"w":1,"s0":0,"s1":1}`,
 	} {
 		_, err := decodeRankTicket([]byte(payload))
 		require.ErrorIs(t, err, ErrBadTicket, payload)
@@ -185,12 +237,13 @@ func TestRankTicketValidation(t *testing.T) {
 // FuzzTicket: no input makes ticket decoding panic, and whatever it
 // rejects, it rejects as a bad ticket.
 func FuzzTicket(f *testing.F) {
-	tkt, _ := encodeTicket(kindScan, scanTicket{Project: "p", Commit: versions.CommitID(fmt64('b')), Table: "t", End: 1, Rows: 5})
+	s := ticketService(f)
+	tkt, _ := s.encodeTicket(context.Background(), kindScan, scanTicket{Project: "p", Commit: versions.CommitID(fmt64('b')), Table: "t", End: 1, Rows: 5})
 	f.Add(tkt)
 	f.Add([]byte("weft"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		kind, payload, err := decodeTicket(data)
+		kind, payload, err := s.decodeTicket(context.Background(), data)
 		if err != nil {
 			require.ErrorIs(t, err, ErrBadTicket)
 			return

@@ -9,13 +9,17 @@ import (
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/versions"
 )
 
 // resolveRun resolves a recipe (storing its run record) or loads a run by
-// its id or a unique prefix of it.
+// its id or a unique prefix of it. A recipe needs read access to every
+// component's project, checked before anything is resolved; a run the
+// token may not read (every project of its components) is answered as
+// if it did not exist.
 func (s *Service) resolveRun(ctx context.Context, r *client.RunCommand) (*mix.Run, error) {
 	if err := r.Validate(); err != nil { // Decode checked it; callers may build commands too
 		return nil, kindError{kind: ErrBadRequest, err: err}
@@ -25,13 +29,23 @@ func (s *Service) resolveRun(ctx context.Context, r *client.RunCommand) (*mix.Ru
 		if err := recipe.Validate(); err != nil {
 			return nil, err
 		}
+		if err := requireRecipe(ctx, r.Recipe); err != nil {
+			return nil, err
+		}
 		return s.mix.Resolve(ctx, recipe)
 	}
 	id, err := s.mix.FindRun(ctx, r.Run)
 	if err != nil {
 		return nil, err
 	}
-	return s.mix.Load(ctx, id, "")
+	run, err := s.mix.Load(ctx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	if !canReadRun(ctx, run) {
+		return nil, runNotFound(r.Run)
+	}
+	return run, nil
 }
 
 // mixRecipe is the engine's form of a recipe from the wire.
@@ -50,10 +64,22 @@ func mixRecipe(r *client.Recipe) *mix.Recipe {
 type rankTicket struct {
 	Run     mix.RunID            `json:"run"`
 	Project versions.ProjectName `json:"p"` // where the run record is stored
-	Rank    int                  `json:"r"`
-	World   int                  `json:"w"`
-	Start   int64                `json:"s0"`
-	End     int64                `json:"s1"`
+	// Reads lists the projects of the run's components other than
+	// Project: DoGet requires read on Project and on each.
+	Reads []versions.ProjectName `json:"ps,omitempty"`
+	Rank  int                    `json:"r"`
+	World int                    `json:"w"`
+	Start int64                  `json:"s0"`
+	End   int64                  `json:"s1"`
+}
+
+// projects are the projects a rank ticket reads.
+func (rt *rankTicket) projects() []string {
+	out := []string{string(rt.Project)}
+	for _, p := range rt.Reads {
+		out = append(out, string(p))
+	}
+	return out
 }
 
 func decodeRankTicket(payload []byte) (*rankTicket, error) {
@@ -64,8 +90,10 @@ func decodeRankTicket(payload []byte) (*rankTicket, error) {
 	if _, err := mix.ParseRunID(string(rt.Run)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadTicket, err)
 	}
-	if _, err := versions.ParseProjectName(string(rt.Project)); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadTicket, err)
+	for _, p := range rt.projects() {
+		if _, err := versions.ParseProjectName(p); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadTicket, err)
+		}
 	}
 	if rt.World < 1 || rt.Rank < 0 || rt.Rank >= rt.World || rt.Start < 0 || rt.End <= rt.Start {
 		return nil, fmt.Errorf("%w: rank ticket names rank %d of %d, steps [%d, %d)", ErrBadTicket, rt.Rank, rt.World, rt.Start, rt.End)
@@ -98,9 +126,13 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 		TotalBytes:       -1,
 		AppMetadata:      run.JSON(),
 	}
-	project := run.Record().Components[0].Project
+	projects := runProjects(run)
+	reads := make([]versions.ProjectName, 0, len(projects)-1)
+	for _, p := range projects[1:] {
+		reads = append(reads, versions.ProjectName(p))
+	}
 	for rank := range world {
-		tkt, err := encodeTicket(kindRank, rankTicket{Run: run.ID(), Project: project, Rank: rank, World: world, Start: r.StartStep, End: end})
+		tkt, err := s.encodeTicket(ctx, kindRank, rankTicket{Run: run.ID(), Project: versions.ProjectName(projects[0]), Reads: reads, Rank: rank, World: world, Start: r.StartStep, End: end})
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +152,9 @@ func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowfli
 	run, err := s.mix.Load(ctx, rt.Run, rt.Project)
 	if err != nil {
 		return err
+	}
+	if !canReadRun(ctx, run) { // the ticket named them all; checked again against the record
+		return fmt.Errorf("%w: the ticket's run reads projects %q; get a ticket for a run your token may read", auth.ErrDenied, runProjects(run))
 	}
 	if err := run.CheckStream(rt.Rank, rt.World, rt.Start, rt.End); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadTicket, err)

@@ -40,6 +40,12 @@ type Options struct {
 	// clients reassemble (docs/flight.md). 3 MiB keeps every step within
 	// gRPC clients' default 4 MiB receive limit.
 	StepMessageBytes int64
+	// PutTimeout bounds a DoPut from its first message to its commit: a
+	// put still running then fails with DeadlineExceeded and commits
+	// nothing. It must stay well under the grace period of garbage
+	// collection (`flightd admin gc --older-than`, 24 h by convention),
+	// which assumes every put finishes within it (see package gc).
+	PutTimeout time.Duration
 	// ServerOptions are added to the gRPC server's own (interceptors run
 	// after the Service's recovery interceptor).
 	ServerOptions []grpc.ServerOption
@@ -47,7 +53,7 @@ type Options struct {
 
 // DefaultOptions: 256 MiB put messages, 3 MiB scan batches and step
 // messages, 128 MiB endpoints, 4 batches decoded ahead, 10 s shutdown
-// grace.
+// grace, 1 h put timeout.
 func DefaultOptions() Options {
 	return Options{
 		MaxRecvMessageBytes: 256 << 20,
@@ -56,6 +62,7 @@ func DefaultOptions() Options {
 		Prefetch:            4,
 		ShutdownGrace:       10 * time.Second,
 		StepMessageBytes:    3 << 20,
+		PutTimeout:          time.Hour,
 	}
 }
 
@@ -74,6 +81,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: ShutdownGrace is %v; it must be 0 or more", o.ShutdownGrace)
 	case o.StepMessageBytes < 1:
 		return fmt.Errorf("flight options: StepMessageBytes is %d; it must be positive", o.StepMessageBytes)
+	case o.PutTimeout <= 0:
+		return fmt.Errorf("flight options: PutTimeout is %v; it must be positive (and under the gc grace period)", o.PutTimeout)
 	}
 	return nil
 }

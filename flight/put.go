@@ -1,6 +1,7 @@
 package flight
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,22 +12,28 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/auth"
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
 
-type putResult struct {
-	Commit versions.CommitID `json:"commit"`
-	Rows   int64             `json:"rows"`
-}
-
 // DoPut appends every batch of the stream to the table its path descriptor
 // [project, branch, table] names, as one commit, and answers one PutResult
-// with app_metadata {"commit","rows"}. Nothing is committed unless the
-// client ends its stream normally and every batch was stored.
+// with app_metadata {"commit","rows"} ("replayed": true added on a replay). Nothing is committed
+// unless the client ends its stream normally and every batch was stored,
+// within Options.PutTimeout.
+//
+// The first batch's app_metadata may carry {"idempotency_key": K}
+// (client.PutMetadata): a put whose key already committed on this table
+// and branch commits nothing and answers that commit with "replayed":
+// true, so a client whose acknowledgement was lost retries safely.
 func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	ctx := stream.Context()
+	putCtx, cancel := context.WithTimeout(ctx, s.opts.PutTimeout)
+	defer cancel()
 	err := func() error {
-		r, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+		r, err := arrowflight.NewRecordReader(&deadlineStream{FlightService_DoPutServer: stream, ctx: putCtx}, ipc.WithAllocator(s.mem))
 		if err != nil {
 			return putStreamError(err)
 		}
@@ -37,18 +44,52 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		if err != nil {
 			return err
 		}
-		res, err := s.tables.Append(ctx, p, b, t, putReader{r}, "")
+		if err := allow(ctx, string(p), auth.Write); err != nil {
+			return err
+		}
+		// The first batch, for its app_metadata; putReader serves it again.
+		pr := &putReader{Reader: r, pending: r.Next()}
+		var opts tables.AppendOptions
+		if pr.pending {
+			if opts.IdempotencyKey, err = parsePutMetadata(r.LatestAppMetadata()); err != nil {
+				return err
+			}
+		}
+		res, err := s.tables.AppendWith(putCtx, p, b, t, pr, opts)
 		if err != nil {
 			return err
 		}
-		meta, err := json.Marshal(putResult{Commit: res.Commit.ID, Rows: res.Rows})
+		meta, err := json.Marshal(client.PutResult{Commit: string(res.Commit.ID), Rows: res.Rows, Replayed: res.Replayed})
 		if err != nil {
 			return err
 		}
-		s.log.DebugContext(ctx, "put committed", "project", p, "branch", b, "table", t, "commit", res.Commit.ID, "rows", res.Rows)
+		s.log.DebugContext(ctx, "put committed", "project", p, "branch", b, "table", t, "commit", res.Commit.ID, "rows", res.Rows, "replayed", res.Replayed)
 		return stream.Send(&arrowflight.PutResult{AppMetadata: meta})
 	}()
+	if err != nil && ctx.Err() == nil && errors.Is(putCtx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: the put ran longer than the server's put timeout (%v) and committed nothing; send less per put (split the data into several appends) or ask the operator to raise --put-timeout", context.DeadlineExceeded, s.opts.PutTimeout)
+	}
 	return s.status(ctx, "DoPut", err)
+}
+
+// parsePutMetadata reads the idempotency key from the app_metadata of a
+// put's first batch; none is "".
+func parsePutMetadata(meta []byte) (versions.IdempotencyKey, error) {
+	if len(meta) == 0 {
+		return "", nil
+	}
+	var pm client.PutMetadata
+	if err := decode(ErrBadRequest, "DoPut app_metadata", meta, &pm); err != nil {
+		return "", err
+	}
+	if pm.IdempotencyKey == "" {
+		// Absent is no key; present but empty is refused, like any bad key.
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(meta, &fields) != nil || fields["idempotency_key"] == nil {
+			return "", nil
+		}
+	}
+	return versions.ParseIdempotencyKey(pm.IdempotencyKey)
 }
 
 func parsePutDescriptor(d *arrowflight.FlightDescriptor) (versions.ProjectName, versions.BranchName, versions.TableName, error) {
@@ -75,14 +116,26 @@ func parsePutDescriptor(d *arrowflight.FlightDescriptor) (versions.ProjectName, 
 }
 
 // putReader is the client's stream as the record reader tables.Append
-// consumes. It classifies stream errors: transport statuses (the client
-// cancelled, a message over the size limit) keep their code; anything else
-// is a malformed stream, which is the client's fault.
-type putReader struct{ *arrowflight.Reader }
+// consumes, its first batch already read (pending). It classifies stream
+// errors: transport statuses (the client cancelled, a message over the
+// size limit) keep their code; anything else is a malformed stream, which
+// is the client's fault.
+type putReader struct {
+	*arrowflight.Reader
+	pending bool // Next has read a batch that the consumer has not seen
+}
 
-var _ array.RecordReader = putReader{}
+var _ array.RecordReader = (*putReader)(nil)
 
-func (r putReader) Err() error { return putStreamError(r.Reader.Err()) }
+func (r *putReader) Next() bool {
+	if r.pending {
+		r.pending = false
+		return true
+	}
+	return r.Reader.Next()
+}
+
+func (r *putReader) Err() error { return putStreamError(r.Reader.Err()) }
 
 func putStreamError(err error) error {
 	var se interface{ GRPCStatus() *status.Status }
@@ -91,8 +144,42 @@ func putStreamError(err error) error {
 		return nil
 	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: DoPut stream ended before its schema; send a schema and at least one batch", ErrBadRequest)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return err
 	case errors.As(err, &se):
 		return err
 	}
 	return fmt.Errorf("%w: DoPut stream is not a valid Arrow IPC stream: %w", ErrBadRequest, err)
+}
+
+// deadlineStream is a DoPut stream whose Recv gives up when ctx ends (the
+// put timeout): gRPC's own Recv waits for the client for as long as the
+// call lives. A Recv abandoned that way finishes in its goroutine once the
+// handler returns and gRPC ends the call; no Recv starts after ctx ended,
+// so two never run at once.
+type deadlineStream struct {
+	arrowflight.FlightService_DoPutServer
+	ctx context.Context
+}
+
+type recvResult struct {
+	data *arrowflight.FlightData
+	err  error
+}
+
+func (s *deadlineStream) Recv() (*arrowflight.FlightData, error) {
+	if err := s.ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch := make(chan recvResult, 1)
+	go func() {
+		d, err := s.FlightService_DoPutServer.Recv()
+		ch <- recvResult{d, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.data, r.err
+	case <-s.ctx.Done():
+		return nil, s.ctx.Err()
+	}
 }

@@ -41,26 +41,6 @@ func (s *Service) panicked(ctx context.Context, method string, p any) error {
 	return status.Errorf(codes.Internal, "%s: internal server error (error id %s); the server log has the cause", method, id)
 }
 
-// authUnary and authStream ask the Authorizer, when there is one, before
-// any handler runs.
-func (s *Service) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if s.auth != nil {
-		if err := s.auth.Authorize(ctx, info.FullMethod); err != nil {
-			return nil, s.status(ctx, info.FullMethod, err)
-		}
-	}
-	return handler(ctx, req)
-}
-
-func (s *Service) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if s.auth != nil {
-		if err := s.auth.Authorize(ss.Context(), info.FullMethod); err != nil {
-			return s.status(ss.Context(), info.FullMethod, err)
-		}
-	}
-	return handler(srv, ss)
-}
-
 // hook runs the test hook of method, if any.
 func (s *Service) hook(method string) {
 	if s.beforeCall != nil {

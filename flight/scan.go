@@ -10,6 +10,7 @@ import (
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -45,6 +46,9 @@ func (s *Service) resolve(ctx context.Context, r *client.ScanRequest) (*tables.V
 	}
 	p, err := parseProject(r.Project)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := allow(ctx, string(p), auth.Read); err != nil {
 		return nil, nil, err
 	}
 	t, err := versions.ParseTableName(r.Table)
@@ -101,7 +105,7 @@ func (s *Service) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescri
 		if err != nil {
 			return nil, err
 		}
-		return s.flightInfo(d, v, schema, req.Columns)
+		return s.flightInfo(ctx, d, v, schema, req.Columns)
 	}()
 	return info, s.status(ctx, "GetFlightInfo", err)
 }
@@ -117,11 +121,21 @@ func (s *Service) ListFlights(c *arrowflight.Criteria, stream arrowflight.Flight
 			if err != nil {
 				return fmt.Errorf("%w (the ListFlights criteria is a project name, or empty for all)", err)
 			}
+			if err := allow(ctx, string(p), auth.Read); err != nil {
+				return err
+			}
 			projects = []versions.ProjectName{p}
 		} else {
-			var err error
-			if projects, err = s.v.ListProjects(ctx); err != nil {
+			all, err := s.v.ListProjects(ctx)
+			if err != nil {
 				return err
+			}
+			// Only the projects the token may read: it learns of no other.
+			who, _ := auth.FromContext(ctx)
+			for _, p := range all {
+				if who.Can(string(p), auth.Read) {
+					projects = append(projects, p)
+				}
 			}
 		}
 		for _, p := range projects {
@@ -144,7 +158,7 @@ func (s *Service) ListFlights(c *arrowflight.Criteria, stream arrowflight.Flight
 					return err
 				}
 				d := &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{string(p), string(versions.MainBranch), string(t)}}
-				info, err := s.flightInfo(d, v, v.Schema, nil)
+				info, err := s.flightInfo(ctx, d, v, v.Schema, nil)
 				if err != nil {
 					return err
 				}
@@ -160,7 +174,7 @@ func (s *Service) ListFlights(c *arrowflight.Criteria, stream arrowflight.Flight
 
 // flightInfo describes a scan of v: one endpoint per group of consecutive
 // blocks of about EndpointBytes, each with a ticket pinned to v's commit.
-func (s *Service) flightInfo(d *arrowflight.FlightDescriptor, v *tables.Version, schema *arrow.Schema, columns []string) (*arrowflight.FlightInfo, error) {
+func (s *Service) flightInfo(ctx context.Context, d *arrowflight.FlightDescriptor, v *tables.Version, schema *arrow.Schema, columns []string) (*arrowflight.FlightInfo, error) {
 	meta, err := json.Marshal(client.ScanMetadata{Commit: string(v.Commit)})
 	if err != nil {
 		return nil, err
@@ -175,7 +189,7 @@ func (s *Service) flightInfo(d *arrowflight.FlightDescriptor, v *tables.Version,
 	}
 	for _, g := range endpointGroups(v, s.opts.EndpointBytes) {
 		st := scanTicket{Project: v.Project, Commit: v.Commit, Table: v.Table, Columns: columns, First: g.first, End: g.end, Rows: g.rows}
-		tkt, err := encodeTicket(kindScan, st)
+		tkt, err := s.encodeTicket(ctx, kindScan, st)
 		if err != nil {
 			return nil, err
 		}
@@ -213,12 +227,13 @@ func endpointGroups(v *tables.Version, target int64) []blockGroup {
 	return out
 }
 
-// DoGet streams the rows a ticket names.
+// DoGet streams the rows a ticket names: once its signature verifies,
+// and the token may read every project the ticket names.
 func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
 	s.hook("DoGet")
 	err := func() error {
-		kind, payload, err := decodeTicket(t.GetTicket())
+		kind, payload, err := s.decodeTicket(ctx, t.GetTicket())
 		if err != nil {
 			return err
 		}
@@ -228,11 +243,19 @@ func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_
 			if err != nil {
 				return err
 			}
+			if err := allow(ctx, string(st.Project), auth.Read); err != nil {
+				return err
+			}
 			return s.doGetScan(ctx, st, stream)
 		case kindRank:
 			rt, err := decodeRankTicket(payload)
 			if err != nil {
 				return err
+			}
+			for _, p := range rt.projects() {
+				if err := allow(ctx, p, auth.Read); err != nil {
+					return err
+				}
 			}
 			return s.doGetRank(ctx, rt, stream)
 		}

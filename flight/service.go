@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -28,7 +29,8 @@ type Service struct {
 	tables *tables.Store
 	v      *versions.Store
 	mix    *mix.Engine
-	auth   Authorizer
+	authn  *auth.Interceptors
+	signer *auth.Signer
 	opts   Options
 	mem    memory.Allocator
 	log    *slog.Logger
@@ -39,14 +41,6 @@ type Service struct {
 
 var _ arrowflight.FlightServer = (*Service)(nil)
 
-// Authorizer decides whether a call may run. It is the seam for tokens
-// and scopes (issue 11); nil allows every call.
-type Authorizer interface {
-	// Authorize returns nil to allow the call to method, or an error
-	// wrapping errdefs.ErrUnauthenticated or errdefs.ErrPermissionDenied.
-	Authorize(ctx context.Context, method string) error
-}
-
 // Parts are what a Service serves, built by the caller (cmd/flightd wires
 // them in one place) and owned by it: the Service closes none of them.
 type Parts struct {
@@ -54,8 +48,19 @@ type Parts struct {
 	Tables *tables.Store
 	// Mix serves training runs; required. Build it over Tables.
 	Mix *mix.Engine
-	// Authorizer checks every call; nil allows all (loopback development).
-	Authorizer Authorizer
+	// Authenticator checks the bearer token of every call (an
+	// *auth.Store); nil is auth.Open{}: every call may do everything, the
+	// loopback development mode (cmd/flightd allows it only on a loopback
+	// address, or with --insecure). The handlers check scopes either way
+	// (see authz.go).
+	Authenticator auth.Authenticator
+	// Signer signs the tickets the Service issues and verifies those DoGet
+	// receives. Share one key set by building it over the Tables' bucket
+	// (auth.NewSigner), so that every server over the bucket accepts every
+	// other's tickets. nil: New builds one over that bucket with
+	// auth.DefaultSignerOptions, which creates the bucket's first key if
+	// there is none (a write to the store; cmd/flightd builds it itself).
+	Signer *auth.Signer
 	// Metrics: a prometheus.Registerer joins here with issue 11's metrics
 	// (not a dependency yet).
 }
@@ -71,15 +76,35 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, auth: parts.Authorizer, opts: opts, mem: opts.Allocator, log: opts.Logger}
+	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, signer: parts.Signer, opts: opts, mem: opts.Allocator, log: opts.Logger}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	authn := parts.Authenticator
+	if authn == nil {
+		authn = auth.Open{}
+	}
+	var err error
+	if s.authn, err = auth.NewInterceptors(auth.InterceptorOptions{Authenticator: authn}); err != nil {
+		return nil, err
+	}
+	if s.signer == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), signerTimeout)
+		defer cancel()
+		so := auth.DefaultSignerOptions()
+		so.Logger = s.log
+		if s.signer, err = auth.NewSigner(ctx, s.v.Bucket(), so); err != nil {
+			return nil, fmt.Errorf("flight: ticket signer: %w", err)
+		}
+	}
 	return s, nil
 }
+
+// signerTimeout bounds New's reading (or creating) of the ticket keys.
+const signerTimeout = 30 * time.Second
 
 // MixStats returns the counters of the block cache that serves runs.
 func (s *Service) MixStats() mix.Stats { return s.mix.Stats() }
@@ -93,7 +118,9 @@ func (s *Service) Ping(ctx context.Context) error {
 }
 
 // NewServer returns a gRPC server with this Service registered as the
-// Flight service, its message size limits set, and one log line per call.
+// Flight service, its message size limits set, one log line per call, panic
+// recovery, and authentication of every call (after recovery, so that a
+// panic in the token store is answered too).
 //
 // It is a plain grpc.Server rather than arrow-go's flight.Server because
 // Serve needs Stop (to cancel calls after the shutdown grace), which
@@ -103,8 +130,8 @@ func (s *Service) NewServer() *grpc.Server {
 	opts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageBytes),
 		grpc.WaitForHandlers(true),
-		grpc.ChainUnaryInterceptor(s.logUnary, s.recoverUnary, s.authUnary),
-		grpc.ChainStreamInterceptor(s.logStream, s.recoverStream, s.authStream),
+		grpc.ChainUnaryInterceptor(s.logUnary, s.recoverUnary, s.authn.Unary),
+		grpc.ChainStreamInterceptor(s.logStream, s.recoverStream, s.authn.Stream),
 	}, s.opts.ServerOptions...)
 	srv := grpc.NewServer(opts...)
 	arrowflight.RegisterFlightServiceServer(srv, s)

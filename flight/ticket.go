@@ -1,26 +1,27 @@
 package flight
 
 import (
-	"bytes"
-	"crypto/sha256"
+	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/weftdata/weft/versions"
 )
 
-// Ticket layout, all versions:
+// Ticket layout, version 2 (docs/flight.md, "Tickets"):
 //
-//	"weft" | version (1 byte) | kind (1 byte) | payload | checksum (8 bytes)
+//	"weft" | version (1 byte) | kind (1 byte) | payload | key id (4 bytes) | HMAC-SHA256 (32 bytes)
 //
-// The checksum is the first 8 bytes of the SHA-256 of everything before it.
-// Version 1 payloads are JSON objects, one shape per kind. New kinds (rank
-// streams of a run) get new kind bytes; a change to an existing payload gets
-// a new version, and old versions stay readable.
+// The last 36 bytes are auth.Signer's signature over everything before
+// them, with a key shared through the bucket: DoGet verifies it before it
+// reads anything else, so a ticket edited in any byte, minted without the
+// key, or issued over another store is refused. Version 2 payloads are
+// JSON objects, one shape per kind. New kinds get new kind bytes; a change
+// to an existing payload gets a new version. Version 1 tickets (checksummed,
+// not signed) are no longer accepted: clients plan again (GetFlightInfo).
 const (
 	ticketMagic    = "weft"
-	ticketVersion  = 1
-	ticketSumLen   = 8
+	ticketVersion  = 2
 	ticketHeadLen  = len(ticketMagic) + 2
 	maxTicketBytes = 64 << 10
 )
@@ -44,36 +45,36 @@ type scanTicket struct {
 	Rows    int64                `json:"n"`              // rows in [First, End), checked when served
 }
 
-func encodeTicket(kind ticketKind, payload any) ([]byte, error) {
+// encodeTicket frames and signs a ticket.
+func (s *Service) encodeTicket(ctx context.Context, kind ticketKind, payload any) ([]byte, error) {
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode ticket: %w", err)
 	}
-	t := make([]byte, 0, ticketHeadLen+len(body)+ticketSumLen)
+	t := make([]byte, 0, ticketHeadLen+len(body))
 	t = append(t, ticketMagic...)
 	t = append(t, ticketVersion, byte(kind))
 	t = append(t, body...)
-	sum := sha256.Sum256(t)
-	return append(t, sum[:ticketSumLen]...), nil
+	return s.signer.Sign(ctx, t), nil
 }
 
-// decodeTicket checks a ticket's frame and returns its kind and payload.
-func decodeTicket(t []byte) (ticketKind, []byte, error) {
+// decodeTicket verifies a ticket's signature, then checks its frame, and
+// returns its kind and payload.
+func (s *Service) decodeTicket(ctx context.Context, t []byte) (ticketKind, []byte, error) {
+	if len(t) > maxTicketBytes {
+		return 0, nil, fmt.Errorf("%w: %d bytes is longer than any ticket this server issues; pass the ticket of an endpoint of GetFlightInfo unchanged", ErrBadTicket, len(t))
+	}
+	body, err := s.signer.Verify(ctx, t)
+	if err != nil {
+		return 0, nil, kindError{kind: ErrBadTicket, err: err}
+	}
 	switch {
-	case len(t) > maxTicketBytes:
-		return 0, nil, fmt.Errorf("%w: %d bytes is longer than any ticket this server issues", ErrBadTicket, len(t))
-	case len(t) < ticketHeadLen+ticketSumLen || string(t[:len(ticketMagic)]) != ticketMagic:
+	case len(body) < ticketHeadLen || string(body[:len(ticketMagic)]) != ticketMagic:
 		return 0, nil, fmt.Errorf("%w: not a Weft ticket; pass the ticket of an endpoint of GetFlightInfo unchanged", ErrBadTicket)
+	case body[len(ticketMagic)] != ticketVersion:
+		return 0, nil, fmt.Errorf("%w: ticket format version %d is not known to this server (it reads version %d); get a new ticket from GetFlightInfo", ErrBadTicket, body[len(ticketMagic)], ticketVersion)
 	}
-	body, sum := t[:len(t)-ticketSumLen], t[len(t)-ticketSumLen:]
-	want := sha256.Sum256(body)
-	if !bytes.Equal(sum, want[:ticketSumLen]) {
-		return 0, nil, fmt.Errorf("%w: checksum mismatch: the ticket was cut short or altered; pass it unchanged", ErrBadTicket)
-	}
-	if v := t[len(ticketMagic)]; v != ticketVersion {
-		return 0, nil, fmt.Errorf("%w: ticket format version %d is not known to this server (it reads version %d)", ErrBadTicket, v, ticketVersion)
-	}
-	return ticketKind(t[len(ticketMagic)+1]), body[ticketHeadLen:], nil
+	return ticketKind(body[len(ticketMagic)+1]), body[ticketHeadLen:], nil
 }
 
 // decodeScanTicket parses and validates a scan ticket's payload.

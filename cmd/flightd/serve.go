@@ -36,6 +36,7 @@ type serveConfig struct {
 	// memoryLimit is the Go runtime's soft memory limit; 0 means the
 	// cache size plus memoryHeadroom. $GOMEMLIMIT, when set, wins.
 	memoryLimit int64
+	security    securityConfig // security.go
 }
 
 // memoryHeadroom is what the default memory limit allows beyond the block
@@ -69,6 +70,8 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.Int64Var(&cfg.tables.RowGroupRows, "row-group-rows", cfg.tables.RowGroupRows, "most rows in one Parquet row group of a written file (`N`)")
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")
 	fs.IntVar(&cfg.versions.MaxAttempts, "commit-attempts", cfg.versions.MaxAttempts, "tries of a commit that keeps losing the race for its branch before the put fails with ABORTED (`N`)")
+	fs.DurationVar(&cfg.flight.PutTimeout, "put-timeout", cfg.flight.PutTimeout, "longest a DoPut may run before it fails and commits nothing (`DURATION`); must stay under 'flightd admin gc --older-than'")
+	securityFlags(fs, &cfg.security)
 
 	fs.Usage = func() {
 		out := fs.Output()
@@ -188,7 +191,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer engine.Close()
 	ms.watch(engine, nil) // no memory budget yet: none to export
-	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine}, cfg.flight)
+	sec, err := cfg.security.build(openCtx, cfg.addr, b, log)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg.flight.ServerOptions = append(cfg.flight.ServerOptions, sec.serverOptions...)
+	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, Authenticator: sec.authenticator, Signer: sec.signer}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -17,9 +17,9 @@ resume exactly on any number of ranks::
 
 from typing import TYPE_CHECKING, Any
 
-from ._client import Client, Commit, Project, Ref, ScanPlan, ScanRequest, Table
-from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, ServerError, TransformError, Unavailable,
-                      WeftError)
+from ._client import Client, Commit, Connection, Project, Ref, ScanPlan, ScanRequest, Table
+from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, PermissionDenied, ServerError, TransformError,
+                      Unauthenticated, Unavailable, WeftError)
 from ._recipe import Component, Recipe, ShuffleConfig, World
 
 if TYPE_CHECKING:
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "Aborted", "AlreadyExists", "Client", "Commit", "Component", "InvalidArgument", "NotFound", "Project",
-    "Recipe", "Ref", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError", "ShuffleConfig", "Table",
-    "TrainLoader", "TransformError", "Unavailable", "WeftError", "World", "to_tensors",
+    "Aborted", "AlreadyExists", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
+    "PermissionDenied", "Project", "Recipe", "Ref", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError",
+    "ShuffleConfig", "Table", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "WeftError", "World",
+    "to_tensors",
 ]
 
 _TORCH = {"ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert"}

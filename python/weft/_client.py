@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
+import uuid
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, U
 import pyarrow as pa
 import pyarrow.flight as fl
 
-from ._errors import FLIGHT_ERRORS, InvalidArgument, WeftError, reraise
+from ._errors import FLIGHT_ERRORS, InvalidArgument, Unavailable, WeftError, reraise
 
 if TYPE_CHECKING:
     import pandas
@@ -69,17 +71,125 @@ def _normalize_uri(uri: str) -> str:
     return uri
 
 
+TOKEN_ENV = "WEFT_TOKEN"
+
+
+def _pem(value: Union[bytes, str, "os.PathLike[str]", None], what: str) -> Optional[bytes]:
+    """PEM bytes from bytes, or from the file a str/path names."""
+    if value is None or isinstance(value, bytes):
+        return value
+    try:
+        with open(value, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise InvalidArgument(f"{what}: cannot read {value!r} ({e}); give PEM bytes or the path of a PEM file") from None
+
+
+class _Bearer(fl.ClientMiddlewareFactory):
+    """Sends ``authorization: Bearer TOKEN`` with every call."""
+
+    def __init__(self, token: str):
+        super().__init__()
+        self._headers = {"authorization": f"Bearer {token}"}
+
+    def start_call(self, info: Any) -> fl.ClientMiddleware:
+        return _BearerCall(self._headers)
+
+
+class _BearerCall(fl.ClientMiddleware):
+    def __init__(self, headers: dict[str, str]):
+        super().__init__()
+        self._headers = headers
+
+    def sending_headers(self) -> dict[str, str]:
+        return self._headers
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Everything needed to connect to a server: what a relay process or a
+    pickled client gets. ``token`` is a secret: never logged or shown."""
+
+    uri: str
+    token: Optional[str] = field(default=None, repr=False)
+    tls_root_certs: Optional[bytes] = field(default=None, repr=False)
+    disable_server_verification: bool = False
+    cert_chain: Optional[bytes] = field(default=None, repr=False)
+    private_key: Optional[bytes] = field(default=None, repr=False)
+
+    def connect(self) -> fl.FlightClient:
+        kwargs: dict[str, Any] = {}
+        if self.token:
+            kwargs["middleware"] = [_Bearer(self.token)]
+        if self.tls_root_certs is not None:
+            kwargs["tls_root_certs"] = self.tls_root_certs
+        if self.disable_server_verification:
+            kwargs["disable_server_verification"] = True
+        if self.cert_chain is not None:
+            kwargs["cert_chain"] = self.cert_chain
+            kwargs["private_key"] = self.private_key
+        return fl.connect(self.uri, **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        import base64
+
+        def b64(b: Optional[bytes]) -> Optional[str]:
+            return None if b is None else base64.b64encode(b).decode()
+
+        return {"uri": self.uri, "token": self.token, "tls_root_certs": b64(self.tls_root_certs),
+                "disable_server_verification": self.disable_server_verification,
+                "cert_chain": b64(self.cert_chain), "private_key": b64(self.private_key)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Connection":
+        import base64
+
+        def unb64(s: Optional[str]) -> Optional[bytes]:
+            return None if s is None else base64.b64decode(s)
+
+        return cls(d["uri"], d.get("token"), unb64(d.get("tls_root_certs")), bool(d.get("disable_server_verification")),
+                   unb64(d.get("cert_chain")), unb64(d.get("private_key")))
+
+
 class Client:
     """A connection to a Weft server (``flightd serve``).
 
-    ``uri`` is ``grpc://HOST:PORT`` (``HOST:PORT`` alone means the same).
-    Connecting is lazy: an unreachable server is reported, naming its
-    address, by the first call. A client can be pickled; a pickled copy
-    opens its own connection.
+    ``uri`` is ``grpc://HOST:PORT`` (``HOST:PORT`` alone means the same), or
+    ``grpc+tls://HOST:PORT`` for a server with TLS. Connecting is lazy: an
+    unreachable server is reported, naming its address, by the first call.
+
+    ``token`` (default: ``$WEFT_TOKEN``) is a bearer token from
+    ``flightd admin token create``, sent as ``authorization: Bearer …``
+    with every call. With TLS, ``tls_root_certs`` (PEM bytes, or the path of
+    a PEM file) names the CAs to trust instead of the system's, and
+    ``disable_server_verification=True`` skips checking the server's
+    certificate (insecure: for tests only). ``tls_cert_chain`` and
+    ``tls_private_key`` (PEM bytes or paths) present a client certificate,
+    for servers with mutual TLS (``--tls-client-ca``).
+
+    A client can be pickled (it carries its token and TLS settings); a
+    pickled copy opens its own connection.
     """
 
-    def __init__(self, uri: str = DEFAULT_URI, *, timeout: Optional[float] = None):
+    def __init__(self, uri: str = DEFAULT_URI, *, token: Optional[str] = None,
+                 tls_root_certs: Union[bytes, str, "os.PathLike[str]", None] = None,
+                 disable_server_verification: bool = False,
+                 tls_cert_chain: Union[bytes, str, "os.PathLike[str]", None] = None,
+                 tls_private_key: Union[bytes, str, "os.PathLike[str]", None] = None,
+                 timeout: Optional[float] = None):
         self.uri = _normalize_uri(uri)
+        if token is None:
+            token = os.environ.get(TOKEN_ENV) or None
+        if token is not None and (not isinstance(token, str) or not token.strip()):
+            raise InvalidArgument(f"token: give the secret 'flightd admin token create' printed (weft_…), not {type(token).__name__}")
+        tls = self.uri.startswith("grpc+tls://")
+        if not tls and (tls_root_certs is not None or disable_server_verification or tls_cert_chain is not None):
+            raise InvalidArgument(f"{self.uri}: TLS settings need a grpc+tls:// uri (the server runs with --tls-cert)")
+        if (tls_cert_chain is None) != (tls_private_key is None):
+            raise InvalidArgument("tls_cert_chain and tls_private_key go together (a client certificate and its key)")
+        self._conn = Connection(self.uri, token.strip() if token else None,
+                                _pem(tls_root_certs, "tls_root_certs"), bool(disable_server_verification),
+                                _pem(tls_cert_chain, "tls_cert_chain"), _pem(tls_private_key, "tls_private_key"))
         self.timeout = timeout
         self._flight: Optional[fl.FlightClient] = None
         self._mu = threading.Lock()
@@ -88,11 +198,20 @@ class Client:
     def __repr__(self) -> str:
         return f"weft.Client({self.uri!r})"
 
+    @property
+    def connection(self) -> Connection:
+        """How this client connects (uri, token, TLS settings)."""
+        return self._conn
+
     def __getstate__(self) -> dict[str, Any]:
-        return {"uri": self.uri, "timeout": self.timeout}
+        return {"conn": self._conn.to_json(), "timeout": self.timeout}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["uri"], timeout=state["timeout"])  # type: ignore[misc]
+        self._conn = Connection.from_json(state["conn"])
+        self.uri, self.timeout = self._conn.uri, state["timeout"]
+        self._flight = None
+        self._mu = threading.Lock()
+        _CLIENTS.add(self)
 
     def __enter__(self) -> "Client":
         return self
@@ -106,6 +225,14 @@ class Client:
             flight, self._flight = self._flight, None
         if flight is not None:
             flight.close()
+
+    def _reconnect(self) -> None:
+        """Drops the connection, so that the next call opens a fresh one
+        (gRPC may otherwise wait out its reconnect backoff after the server
+        went away). Calls running on the old connection finish on it; it is
+        closed when they let go of it."""
+        with self._mu:
+            self._flight = None
 
     # ------------------------------------------------------------ raw calls
 
@@ -121,7 +248,7 @@ class Client:
                     "(weft.ScanDataset works in forked DataLoader workers: it reads through a relay process.)")
             if self._flight is None:
                 try:
-                    self._flight = fl.connect(self.uri)
+                    self._flight = self._conn.connect()
                 except FLIGHT_ERRORS as e:
                     reraise(e, self.uri, "connect")
                 _FORK.grpc_started = True
@@ -281,19 +408,50 @@ class Table:
     def _path(self) -> fl.FlightDescriptor:
         return fl.FlightDescriptor.for_path(self.project, self.ref.name, self.name)
 
-    def append(self, data: Data) -> str:
+    def append(self, data: Data, *, idempotency_key: Optional[str] = None, retries: int = 5) -> str:
         """Appends ``data`` as ONE commit on the branch and returns the commit
         id. ``data`` is a pyarrow Table, RecordBatch or RecordBatchReader, an
         iterable of batches or tables, or a pandas DataFrame (its index is
-        dropped). The first append creates the table and fixes its schema."""
+        dropped). The first append creates the table and fixes its schema.
+
+        Each call sends an idempotency key (a fresh UUID, or
+        ``idempotency_key``): when the server cannot be reached or goes away
+        before it answers (``Unavailable``), the append is retried, up to
+        ``retries`` times, with the same key, so it commits exactly once
+        even if the first attempt had committed and only its answer was
+        lost. Retrying needs data that can be read twice (a Table,
+        RecordBatch, DataFrame, list or tuple); a RecordBatchReader or a
+        generator is sent once. Pass the same ``idempotency_key`` again
+        (e.g. from another process) to retry a put yourself."""
         if not self.ref.is_branch:
             raise InvalidArgument(f"append to {self!r}: a commit is read-only; append to a branch "
                                   f"(project.branch(name).table({self.name!r}))")
+        key = str(uuid.uuid4()) if idempotency_key is None else idempotency_key
+        replayable = isinstance(data, (pa.Table, pa.RecordBatch, list, tuple)) or (
+            type(data).__name__ == "DataFrame" and hasattr(data, "to_numpy"))
+        attempt = 0
+        while True:
+            try:
+                return self.put(data, key)["commit"]
+            except Unavailable:
+                if not replayable or attempt >= retries:
+                    raise
+                attempt += 1
+                time.sleep(min(0.25 * 2 ** attempt, 5.0))
+                self.client._reconnect()
+
+    def put(self, data: Data, idempotency_key: Optional[str] = None) -> dict[str, Any]:
+        """One DoPut of ``data``, no retries: the server's result
+        ``{"commit", "rows"}``, with ``"replayed": True`` when
+        ``idempotency_key`` had committed before (nothing new is stored)."""
         batches = _batches(data)
         try:
             first = next(batches)
         except StopIteration:
             raise InvalidArgument(f"append to table {self.name!r}: no record batches; give at least one row") from None
+        meta: Optional[pa.Buffer] = None
+        if idempotency_key is not None:
+            meta = pa.py_buffer(json.dumps({"idempotency_key": idempotency_key}).encode())
         client = self.client
         try:
             with client.session() as flight:
@@ -304,14 +462,18 @@ class Table:
                             raise InvalidArgument(f"append to table {self.name!r}: batches have different schemas:"
                                                   f"\n{first.schema}\nvs\n{batch.schema}")
                         for piece in _split(batch):
-                            writer.write_batch(piece)
+                            if meta is not None:
+                                writer.write_with_metadata(piece, meta)
+                                meta = None
+                            else:
+                                writer.write_batch(piece)
                     writer.done_writing()
-                    meta = reader.read()
+                    result = reader.read()
         except FLIGHT_ERRORS as e:
             reraise(e, client.uri, f"append to table {self.name!r}")
-        if meta is None:
+        if result is None:
             raise InvalidArgument(f"append to table {self.name!r}: the server sent no result")
-        return json.loads(meta.to_pybytes())["commit"]
+        return json.loads(result.to_pybytes())
 
     @property
     def schema(self) -> pa.Schema:
@@ -400,12 +562,12 @@ def scan_batches(client: Client, tickets: Sequence[bytes]) -> Iterator[pa.Record
     if forked_after_grpc():
         from ._relay import relay_batches
 
-        yield from relay_batches(client.uri, tickets)
+        yield from relay_batches(client.connection, tickets)
         return
     for ticket in tickets:
         try:
             with client.session() as flight:
-                reader = flight.do_get(fl.Ticket(ticket))
+                reader = flight.do_get(fl.Ticket(ticket), client._options())
                 while True:
                     try:
                         chunk = reader.read_chunk()

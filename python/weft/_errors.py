@@ -33,6 +33,18 @@ class Aborted(WeftError):
     """A commit kept losing the race for its branch; retry the append."""
 
 
+class Unauthenticated(WeftError, PermissionError):
+    """The server wants a token and got none, or one it does not accept
+    (malformed, unknown or revoked): pass ``Client(uri, token=…)`` or set
+    ``$WEFT_TOKEN`` to a token from ``flightd admin token create``."""
+
+
+class PermissionDenied(WeftError, PermissionError):
+    """The token is valid but lacks the scope the call needs in a project
+    (read, write or admin); the message names both. Ask an admin for a
+    token with that scope."""
+
+
 class Unavailable(WeftError, ConnectionError):
     """The server cannot be reached (not running, wrong address, or it went
     away mid-call)."""
@@ -56,6 +68,9 @@ _BY_CODE = {
     "already exists": AlreadyExists,
     "aborted": Aborted,
     "unavailable": Unavailable,
+    "unauthenticated": Unauthenticated,
+    "permission denied": PermissionDenied,
+    "unauthorized": PermissionDenied,
     "internal": ServerError,
 }
 
@@ -85,6 +100,10 @@ def translate(err: BaseException, uri: str, what: str) -> WeftError:
     if isinstance(err, fl.FlightCancelledError):
         return WeftError(f"{what}: cancelled ({msg})")
     cls = _BY_CODE.get(code)
+    if isinstance(err, fl.FlightUnauthenticatedError):
+        cls = Unauthenticated
+    elif isinstance(err, fl.FlightUnauthorizedError):
+        cls = PermissionDenied
     if cls is None:
         if isinstance(err, pa.ArrowInvalid):
             cls = InvalidArgument

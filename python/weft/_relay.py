@@ -5,7 +5,9 @@ forked from a trainer that had used a Weft client hangs or aborts on its
 first Flight call. Such a worker starts ``python -m weft._relay`` instead
 (fork+exec is safe), which reads the tickets and writes their batches to
 its stdout as one Arrow IPC stream; errors come back on stderr as one JSON
-line, and are raised as the same weft exceptions.
+line, and are raised as the same weft exceptions. The request, on the
+relay's stdin (never its command line or environment), carries the
+client's connection: uri, token and TLS settings.
 """
 
 from __future__ import annotations
@@ -16,21 +18,26 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import pyarrow as pa
 
 from . import _errors
 
+if TYPE_CHECKING:
+    from ._client import Connection
 
-def relay_batches(uri: str, tickets: Sequence[bytes]) -> Iterator[pa.RecordBatch]:
-    """The batches of ``tickets`` read by a fresh relay process."""
+
+def relay_batches(conn: "Connection", tickets: Sequence[bytes]) -> Iterator[pa.RecordBatch]:
+    """The batches of ``tickets`` read by a fresh relay process connected
+    as ``conn`` (uri, token, TLS settings)."""
+    uri = conn.uri
     if not tickets:
         return
     env = dict(os.environ)
     here = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    request = json.dumps({"uri": uri, "tickets": [base64.b64encode(t).decode() for t in tickets]}).encode()
+    request = json.dumps({"conn": conn.to_json(), "tickets": [base64.b64encode(t).decode() for t in tickets]}).encode()
     proc = subprocess.Popen([sys.executable, "-m", "weft._relay"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
     try:
@@ -70,12 +77,15 @@ def _relay_error(uri: str, stderr: bytes, code: int) -> _errors.WeftError:
 def main() -> int:
     import pyarrow.flight as fl
 
+    from ._client import Connection
+
     request = json.loads(sys.stdin.buffer.read())
-    uri = request["uri"]
+    conn = Connection.from_json(request["conn"])
+    uri = conn.uri
     out = sys.stdout.buffer
     writer = None
     try:
-        client = fl.connect(uri)
+        client = conn.connect()
         for t in request["tickets"]:
             reader = client.do_get(fl.Ticket(base64.b64decode(t)))
             if writer is None:
