@@ -25,7 +25,7 @@ func TestAdversarial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the adversarial suite runs a flightd process: skipped with -short")
 	}
-	for i, mk := range stores(t) {
+	for i, mk := range stores() {
 		t.Run(storeName(i), func(t *testing.T) {
 			st := mk(t)
 			srv := startFlightd(t, st)

@@ -170,6 +170,7 @@ func ticketInputs() []input {
 	scan("rows wrong", ia, set("n", 19))
 	scan("rows negative", ia, set("n", -1))
 	scan("rows huge", ia, set("n", 1<<62))
+	scan("no first block", ia, del("b0"))
 	scan("unknown field", ia, set("x", 1))
 	scan("run field", ia, set("run", "x"))
 
@@ -201,6 +202,8 @@ func ticketInputs() []input {
 	rank("run null", ia, set("run", nil))
 	rank("unknown project", nf, set("p", "nope"))
 	rank("project invalid", ia, set("p", ".."))
+	rank("no rank", ia, del("r"))
+	rank("no start step", ia, del("s0"))
 	rank("unknown field", ia, set("cols", []string{"id"}))
 	rank("rank string", ia, set("r", "1"))
 	return out

@@ -99,7 +99,7 @@ type store struct {
 
 // stores returns the backends, each new and empty: the fs store and, when
 // not -short, MinIO.
-func stores(t *testing.T) []func(t *testing.T) *store {
+func stores() []func(t *testing.T) *store {
 	out := []func(t *testing.T) *store{fsStore}
 	if !testing.Short() {
 		out = append(out, minioStore)

@@ -33,7 +33,7 @@ func TestTypesOverTheWire(t *testing.T) {
 
 // runTypes runs the matrix cases that pick selects, on every store.
 func runTypes(t *testing.T, pick func(name string) bool) {
-	for i, mk := range stores(t) {
+	for i, mk := range stores() {
 		t.Run(storeName(i), func(t *testing.T) {
 			st := mk(t)
 			srv := startFlightd(t, st)

@@ -348,6 +348,13 @@ for name, path, code in PATHS:
 for name, path, code in PATHS[:22]:
     add("path", f"schema {name}", "schema_path", code, path=path)
 
+# Names so long that echoing them would break gRPC's metadata limit (issue 11 item 5).
+add("path", "info project 17 MiB", "info_path", IA, path=["{{rep:17825792:n}}", "main", "t"])
+add("path", "info ref 17 MiB", "info_path", NF, path=["adv", "{{rep:17825792:r}}", "t"])
+cmd("scan table 17 MiB", raw({"scan": dict(SCAN, table="{{rep:17825792:t}}")}))
+act("create_project", "name 17 MiB", raw({"project": "{{rep:17825792:p}}"}))
+add("put", "put table 17 MiB", "put_path", IA, path=["adv", "main", "{{rep:17825792:t}}"])
+
 # ------------------------------------------------------------ DoPut paths (a good 3-row batch of t's schema)
 PUTS = [
     ("none", [], IA), ("one", ["adv"], IA), ("two", ["adv", "main"], IA), ("four", ["adv", "main", "t", "x"], IA),
