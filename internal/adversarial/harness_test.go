@@ -287,12 +287,14 @@ func (p *flightd) alive() bool {
 	}
 }
 
-// requireHealthy: the process runs and its log has no panic.
+// requireHealthy: the process runs and its log has no panic (and, when
+// it is built with -race, no data race).
 func (p *flightd) requireHealthy(t *testing.T) {
 	t.Helper()
 	require.True(t, p.alive(), "flightd died:\n%s", tail(p.log.String(), 8000))
 	for _, line := range strings.Split(p.log.String(), "\n") {
 		require.NotContains(t, strings.ToLower(line), "panic", "a panic in the server log")
+		require.NotContains(t, line, "DATA RACE", "the race detector found a race in the server (built with -race)")
 	}
 }
 
