@@ -1,0 +1,70 @@
+package adversarial_test
+
+import "testing"
+
+// knownBugs are inputs that today's server answers wrongly, by key
+// (category/name), with what goes wrong. TestAdversarial leaves them out;
+// TestKnownBugs runs them and fails until they are fixed: then delete the
+// line here.
+var knownBugs = map[string]string{
+	// GetSchema of a run command checks only the run, not the world size
+	// or steps that GetFlightInfo refuses for the same command.
+	"command/world_size 3 does not divide 4 [schema]":              getSchemaIgnoresWorld,
+	"command/world_size 8 > batch [schema]":                        getSchemaIgnoresWorld,
+	"command/world_size 2^20 [schema]":                             getSchemaIgnoresWorld,
+	"command/world_size 2^31 [schema]":                             getSchemaIgnoresWorld,
+	"command/world_size 2^62 [schema]":                             getSchemaIgnoresWorld,
+	"command/recipe world_size does not divide (new run) [schema]": getSchemaIgnoresWorld,
+	"command/recipe start_step past end (new run) [schema]":        getSchemaIgnoresWorld,
+	"command/recipe end_step -1 (new run) [schema]":                getSchemaIgnoresWorld,
+	// Issue 11 item 6: a recipe refused after it resolved has stored its
+	// run record already.
+	"command/recipe world_size does not divide (new run)": runRecordStored,
+	"command/recipe start_step past end (new run)":        runRecordStored,
+	"command/recipe end_step -1 (new run)":                runRecordStored,
+	"command/recipe end_step past end (new run)":          runRecordStored,
+	"command/recipe start_step -1 (new run)":              runRecordStored,
+	"command/recipe world_size 5 (new run)":               runRecordStored,
+	// A rank ticket minted with another project ("p": "nope") streams the
+	// run stored under adv: the project in a rank ticket is not checked
+	// against the run's (signed tickets will stop the minting; the check
+	// still belongs in doGetRank, and matters for per-project tokens).
+	"ticket/rank minted unknown project": "a rank ticket naming project \"nope\" streams adv's run",
+	// A ticket payload missing a required number decodes it as 0, and
+	// is served (issue 11: a missing field is InvalidArgument).
+	"ticket/rank minted no rank":        missingField,
+	"ticket/rank minted no start step":  missingField,
+	"ticket/scan minted no first block": missingField,
+}
+
+const (
+	getSchemaIgnoresWorld = "GetSchema answers a run command whose world_size/start_step/end_step GetFlightInfo refuses"
+	runRecordStored       = "the refused recipe stored its run record (issue 11 item 6)"
+	missingField          = "a ticket payload missing a required number is read as 0, and served"
+)
+
+// TestKnownBugs runs the inputs of knownBugs, expecting the right answer.
+func TestKnownBugs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a flightd process: skipped with -short")
+	}
+	if len(knownBugs) == 0 {
+		return
+	}
+	for i, mk := range stores() {
+		t.Run(storeName(i), func(t *testing.T) {
+			st := mk(t)
+			srv := startFlightd(t, st)
+			fx := setup(t, srv.addr)
+			cnt := newCounts()
+			cur := st.objects(t)
+			for _, in := range allInputs(t, fx) {
+				if bug := knownBugs[in.key()]; bug != "" {
+					t.Logf("known bug %s: %s", in.key(), bug)
+					cur = runInput(t, srv, st, fx, cnt, in, cur)
+				}
+			}
+			srv.requireHealthy(t)
+		})
+	}
+}
