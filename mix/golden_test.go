@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -31,7 +30,7 @@ func goldenRecord(t *testing.T) *Record {
 				Columns: []string{"episode_id", "frame", "action"}, Rows: 81006, Blocks: []int64{65536, 15470}},
 		},
 	}
-	plan, err := sampler.NewPlan(r.spec())
+	plan, err := r.plan()
 	require.NoError(t, err)
 	r.Run = RunID(plan.RunID())
 	return r
