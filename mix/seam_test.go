@@ -311,8 +311,16 @@ func TestSeam(t *testing.T) {
 		msg  string
 	}{
 		{"kind rejects the spec", func(r *Recipe) { r.Components[0].Windows = map[string]Window{"x": {Kind: "rowwindow"}} }, ErrBadWindow, `component 0: a row window is {"offsets"`},
-		{"not an int column", func(r *Recipe) { r.Components[0].Windows = win(offsets[0]); r.Components[1].Windows = nil; r.Components[0].Windows["y"] = r.Components[0].Windows["x"]; delete(r.Components[0].Windows, "x") }, ErrBadWindow, `"y"`},
-		{"unknown kind", func(r *Recipe) { r.Components[1].Windows = nil; r.Components[0].Windows = map[string]Window{"x": {Kind: "video"}} }, ErrUnknownKind, `window "x": this server has no materializer of kind "video" (it has: parquet, rowwindow)`},
+		{"not an int column", func(r *Recipe) {
+			r.Components[0].Windows = win(offsets[0])
+			r.Components[1].Windows = nil
+			r.Components[0].Windows["y"] = r.Components[0].Windows["x"]
+			delete(r.Components[0].Windows, "x")
+		}, ErrBadWindow, `"y"`},
+		{"unknown kind", func(r *Recipe) {
+			r.Components[1].Windows = nil
+			r.Components[0].Windows = map[string]Window{"x": {Kind: "video"}}
+		}, ErrUnknownKind, `window "x": this server has no materializer of kind "video" (it has: parquet, rowwindow)`},
 		{"other keys", func(r *Recipe) { r.Components[1].Windows = map[string]Window{"id": {Kind: "rowwindow"}} }, ErrBadWindow, "component 1 (p/bb): windows [id] differ from component 0's [x]"},
 		{"column and window", func(r *Recipe) { r.Components[0].Columns = []string{"id", "x"} }, ErrBadWindow, `"x" is both a column and a window`},
 		{"reserved", func(r *Recipe) {
