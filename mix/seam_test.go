@@ -311,7 +311,7 @@ func TestSeam(t *testing.T) {
 		msg  string
 	}{
 		{"kind rejects the spec", func(r *Recipe) { r.Components[0].Windows = map[string]Window{"x": {Kind: "rowwindow"}} }, ErrBadWindow, `component 0: a row window is {"offsets"`},
-		{"not an int column", func(r *Recipe) {
+		{"no such column", func(r *Recipe) {
 			r.Components[0].Windows = win(offsets[0])
 			r.Components[1].Windows = nil
 			r.Components[0].Windows["y"] = r.Components[0].Windows["x"]
