@@ -1,8 +1,11 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/weftdata/weft/errdefs"
@@ -173,8 +176,76 @@ type Component struct {
 	// Weight is the relative share of every batch; 0 here means the
 	// default, 1 (a weight of 0 sent explicitly is refused).
 	Weight float64 `json:"weight,omitempty"`
-	// Columns nil means every column of the first component's table.
+	// Columns nil means every column of the first component's table
+	// that Windows does not name.
 	Columns []string `json:"columns,omitempty"`
+	// Windows maps output columns to the materializer that makes them
+	// beyond the rows' own values (docs/flight.md, "Windows"): e.g.
+	// {"wrist_camera": {"kind": "video", "offsets": [0, 1, 2]}}. Nil
+	// means none, or, after the first component, the first component's.
+	Windows map[string]Window `json:"windows,omitempty"`
+}
+
+// Window is one entry of a component's windows: the materializer kind
+// that makes the column and its parameters. Its JSON form is one object,
+// {"kind": Kind, …Spec's fields}, written canonically: keys sorted at
+// every level, no spaces, numbers as given.
+type Window struct {
+	// Kind names a materializer the server has registered ("video",
+	// "rows", …).
+	Kind string
+	// Spec is the kind's parameters: a JSON object without "kind"; nil
+	// means {}. Decoding leaves it canonical.
+	Spec json.RawMessage
+}
+
+// MarshalJSON writes {"kind": Kind, …Spec} canonically.
+func (w Window) MarshalJSON() ([]byte, error) {
+	fields := map[string]any{}
+	if len(w.Spec) > 0 {
+		if err := decodeNumbers(w.Spec, &fields); err != nil {
+			return nil, fmt.Errorf("window of kind %q: spec must be a JSON object: %w", w.Kind, err)
+		}
+	}
+	if _, ok := fields["kind"]; ok {
+		return nil, fmt.Errorf("window of kind %q: its spec has a field \"kind\"; set Window.Kind instead", w.Kind)
+	}
+	fields["kind"] = w.Kind
+	return json.Marshal(fields)
+}
+
+// UnmarshalJSON reads an object with a non-empty string "kind"; its other
+// fields, canonical, are the Spec.
+func (w *Window) UnmarshalJSON(data []byte) error {
+	var fields map[string]any
+	if err := decodeNumbers(data, &fields); err != nil || fields == nil {
+		return &fieldError{`window: a JSON object {"kind", …} is needed`}
+	}
+	kind, ok := fields["kind"].(string)
+	if !ok || kind == "" {
+		return &fieldError{`window: "kind" is missing or not a non-empty string; give the materializer kind, e.g. {"kind": "video", …}`}
+	}
+	delete(fields, "kind")
+	spec, err := json.Marshal(fields)
+	if err != nil {
+		return &fieldError{fmt.Sprintf("window: %v", err)}
+	}
+	*w = Window{Kind: kind, Spec: spec}
+	return nil
+}
+
+// decodeNumbers decodes JSON into v keeping numbers as written
+// (json.Number), so that re-encoding changes no number.
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
 }
 
 // Shuffle is the shuffle window of a recipe.
@@ -184,7 +255,7 @@ type Shuffle struct {
 }
 
 // RecipeFields is the recipe's JSON shape, for error messages.
-const RecipeFields = `{"seed", "batch_size", "components": [{"project", "ref"?, "table", "weight"?, "columns"?}], "shuffle"?: {"buffer_rows"}, "steps"?}`
+const RecipeFields = `{"seed", "batch_size", "components": [{"project", "ref"?, "table", "weight"?, "columns"?, "windows"?: {COLUMN: {"kind", …}}}], "shuffle"?: {"buffer_rows"}, "steps"?}`
 
 // UnmarshalJSON decodes a recipe strictly: seed, batch_size and components
 // are required, a component's weight defaults to 1, and shuffle needs
@@ -194,11 +265,12 @@ func (r *Recipe) UnmarshalJSON(data []byte) error {
 		Seed       *uint64 `json:"seed"`
 		BatchSize  *int    `json:"batch_size"`
 		Components []struct {
-			Project string   `json:"project"`
-			Ref     string   `json:"ref"`
-			Table   string   `json:"table"`
-			Weight  *float64 `json:"weight"`
-			Columns []string `json:"columns"`
+			Project string            `json:"project"`
+			Ref     string            `json:"ref"`
+			Table   string            `json:"table"`
+			Weight  *float64          `json:"weight"`
+			Columns []string          `json:"columns"`
+			Windows map[string]Window `json:"windows"`
 		} `json:"components"`
 		Shuffle *struct {
 			BufferRows *int64 `json:"buffer_rows"`
@@ -230,7 +302,7 @@ func (r *Recipe) UnmarshalJSON(data []byte) error {
 		out.Shuffle = &Shuffle{BufferRows: *w.Shuffle.BufferRows}
 	}
 	for i, c := range w.Components {
-		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: 1, Columns: c.Columns}
+		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: 1, Columns: c.Columns, Windows: c.Windows}
 		if c.Weight != nil {
 			out.Components[i].Weight = *c.Weight
 		}
@@ -327,6 +399,9 @@ type ComponentRecord struct {
 	Columns []string `json:"columns"`
 	Rows    int64    `json:"rows"`
 	Blocks  []int64  `json:"blocks"`
+	// Windows is the component's windows, present only when the recipe
+	// has some (then part of the run id).
+	Windows map[string]Window `json:"windows,omitempty"`
 }
 
 // RankMetadata is the app_metadata of a run's endpoint: endpoint r is

@@ -50,15 +50,28 @@ def reduce_weights(ws):
         for u in out: g=gcd(g,u)
         us=[u//g for u in out]
     return us
-def run(r):
+# Canonical JSON (format.md "Run record", windows): keys sorted, no spaces,
+# numbers as written, strings as Go's encoding/json writes them.
+class Num(str): pass
+def gostr(x):
+    x=json.dumps(x,ensure_ascii=False)
+    return x.replace('<','\\u003c').replace('>','\\u003e').replace('&','\\u0026').replace('\u2028','\\u2028').replace('\u2029','\\u2029')
+def canon(v):
+    if isinstance(v,Num): return str(v)
+    if isinstance(v,str): return gostr(v)
+    if isinstance(v,dict): return '{'+','.join(gostr(k)+':'+canon(v[k]) for k in sorted(v))+'}'
+    if isinstance(v,list): return '['+','.join(canon(x) for x in v)+']'
+    return {True:'true',False:'false',None:'null'}[v]
+def run(r, raw):
     def u64(v): return struct.pack('>Q',v)
     def st(x): x=x.encode(); return u64(len(x))+x
     buf=st('weft/sampler/run')+u64(1)+u64(r['seed'])+u64(r['batch_size'])+u64(r['steps'])+u64(r['shuffle']['buffer_rows'])+u64(len(r['components']))
-    for c,u in zip(r['components'],reduce_weights([c['weight'] for c in r['components']])):
+    exact=json.loads(raw,parse_int=Num,parse_float=Num)['components']
+    for i,(c,u) in enumerate(zip(r['components'],reduce_weights([c['weight'] for c in r['components']]))):
         blocks=c.get('blocks') or [c['rows']]
-        ident=json.dumps(['weft/mix/1',c['project'],c['table'],c['commit'],c['columns']],separators=(',',':'),ensure_ascii=False)
-        ident=ident.replace('<','\\u003c').replace('>','\\u003e').replace('&','\\u0026')  # as Go's encoding/json writes them
-        buf+=u64(u)+u64(c['rows'])+u64(len(blocks))+b''.join(u64(b) for b in blocks)+st(ident)
+        ident=[canon('weft/mix/1'),canon(c['project']),canon(c['table']),canon(c['commit']),canon(c['columns'])]
+        if exact[i].get('windows'): ident.append(canon(exact[i]['windows']))  # only when present
+        buf+=u64(u)+u64(c['rows'])+u64(len(blocks))+b''.join(u64(b) for b in blocks)+st('['+','.join(ident)+']')
     return buf
 import glob,os
 roots = sys.argv[1:] or ['versions/testdata', 'mix/testdata']
@@ -68,8 +81,9 @@ if not files:
 bad = 0
 for f in sorted(files):
     kind,id=os.path.basename(f)[:-5].split('-',1)
-    o=json.load(open(f))
-    h=hashlib.sha256({'commit':commit,'manifest':manifest,'run':run}[kind](o)).hexdigest()
+    raw=open(f,encoding='utf-8').read()
+    o=json.loads(raw)
+    h=hashlib.sha256(run(o,raw) if kind=='run' else {'commit':commit,'manifest':manifest}[kind](o)).hexdigest()
     print(kind, id[:12], "ok" if h == id else "MISMATCH: computes " + h)
     bad += h != id
 sys.exit(1 if bad else 0)

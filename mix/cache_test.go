@@ -90,7 +90,7 @@ func TestLoadErrorEndsStream(t *testing.T) {
 	run, err := en.e.Resolve(ctx, recipe("p", 3, 16, 1, 1))
 	require.NoError(t, err)
 	// Lose a data file of b.
-	v := run.comps[1].version
+	v := run.versions[1]
 	require.NoError(t, b.Delete(ctx, versions.DataFileKey(v.Project, v.Manifest.Files[0].Path)))
 	fresh := en.engine(nil)
 	var last error

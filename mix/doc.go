@@ -4,28 +4,37 @@
 //
 // # Recipes and runs
 //
-// A Recipe names components (project, ref, table, weight, columns), a seed
-// and a global batch size B (ParseRecipe reads its JSON, rejecting unknown
-// fields by name). Engine.Resolve pins every component's ref to a commit,
-// counts its rows, lays out its blocks (below) and builds the run Record:
-// format, run id, seed, batch size, steps, shuffle window, and per
-// component project, ref as given, table, commit, weight, columns, rows and
-// block sizes. The record is stored once with PutIfAbsent at
-// projects/P/runs/RUN, P being the first component's project
-// (docs/format.md). The run id is sampler.Plan.RunID over the record's
+// A Recipe names components (project, ref, table, weight, columns,
+// windows), a seed and a global batch size B. Its JSON is decoded by the
+// protocol's one decoder, client.Decode into a client.Recipe, and
+// NewRecipe converts that (ParseRecipe does both and validates).
+// Engine.Prepare pins every component's ref to a commit, counts its rows,
+// lays out its blocks (below), makes the materializers of its columns
+// (below, "Windows") and builds the run Record: format, run id, seed,
+// batch size, steps, shuffle window, and per component project, ref as
+// given, table, commit, weight, columns, rows, block sizes and windows.
+// Prepare stores nothing: a caller checks the run against its request
+// (world size, steps) or only wants its schema. Engine.Store then stores
+// the record once with PutIfAbsent at projects/P/runs/RUN, P being the
+// first component's project (docs/format.md), calling
+// Options.OnRunRecordStored when it wrote it; Engine.Resolve is Prepare
+// then Store. The run id is sampler.Plan.RunID over the record's
 // semantic fields; each component's identity is the JSON array
-// ["weft/mix/1", project, table, commit, columns], so the id changes with
-// any pinned commit, column list, weight ratio, seed, batch size, step count
-// or window, and never with the world size, the server or the time. The
-// same recipe at the same commits resolves to the same run on any server;
-// if the record exists already, the stored one is served (only the refs as
+// ["weft/mix/1", project, table, commit, columns], with the canonical
+// windows object as a sixth element when the component has windows (so
+// records and ids of recipes without windows are what they were before
+// windows), so the id changes with any pinned commit, column list,
+// window, weight ratio, seed, batch size, step count or shuffle window,
+// and never with the world size, the server or the time. The same recipe
+// at the same commits resolves to the same run on any server; if the
+// record exists already, Store serves the stored one (only the refs as
 // given can differ). Engine.Load finds a run by id alone (looking in a hint
 // project first, then in every project), checks that the record hashes to
 // its id, and pins the same table versions: any server over the bucket
 // serves any run, and a new process after a crash serves it identically.
 //
-// Columns: the first component's "columns", or every column of its table;
-// every component serves that set (a later component may repeat it or leave
+// Columns: the first component's "columns", or every column of its table
+// that is not a window key; every component serves that set (a later component may repeat it or leave
 // it out) and must give each column the same Arrow type, or the recipe is
 // rejected naming the component and column. A column is nullable in the
 // output if it is in any component. _component and _row are reserved.
@@ -36,11 +45,30 @@
 // samples, with each component's exact share. Rank r of W gets positions
 // r, r+W, … (W must divide B). Engine.Steps streams one Arrow record batch
 // per step, from a start step to an end step, holding the rank's B/W rows
-// in position order: the recipe's columns, then _component (int32, the
-// component's index in the recipe) and _row (int64, the row ordinal in the
-// component's pinned version). A step's batch is one message; with wide
-// rows it can exceed gRPC's 4 MiB default receive limit, which Go and Java
-// clients must raise (pyarrow's client has no limit).
+// in position order: the recipe's columns, then the windows' columns (in
+// window key order; a kind may make several per key), then _component
+// (int32, the component's index in the recipe) and _row (int64, the row
+// ordinal in the component's pinned version). Every column is made by a
+// materializer for the step's samples (below, "The engine"). The Flight
+// layer sends a large step as several messages (docs/flight.md).
+//
+// # Windows
+//
+// A component's Windows maps an output column (the key) to a Window: a
+// materializer kind and its spec, a JSON object, as the recipe gives it
+// ({"kind": "video", "offsets": [0, 1, 2]} in JSON). The engine has the
+// kinds of Options.Kinds, keyed by name, and KindParquet, which serves the
+// recipe's columns and, as a window without parameters, the table column
+// of the key's name. Prepare and Load make one Materializer per key for
+// all components (Kind.New gets every component's spec and table version;
+// it rejects a spec with ErrBadWindow naming the component), so a key's
+// column is made in one pass over the step, in position order, whatever
+// the mix of components. Every component names the same keys with the
+// same kinds; one that leaves Windows out takes the first component's.
+// A kind the engine lacks is ErrUnknownKind, for a recipe and for a
+// stored run alike. Specs are kept canonical (client.Window) and recorded
+// per component. The shuffle window's default and the block layout count
+// only the recipe's columns.
 //
 // # Blocks
 //
@@ -88,20 +116,33 @@
 //
 // # The engine
 //
-// Blocks are decoded by a tables.Reader into a byte-bounded LRU cache
+// A rank stream runs a planner, which computes the rank slice of each
+// step (sampler.Plan.RankSlice) and hands it to each of the run's
+// materializers (Materializer.Prefetch: start the step's reads, return at
+// once) up to Options.Prefetch steps ahead, and a builder, which has each
+// materializer build its columns of the step (Pending.Build: wait, then
+// make Arrow arrays in position order), appends _component and _row, and
+// releases the step's Pending. Reads run through the stream's Loads (at
+// most Options.ReadAhead at once per stream); the stream waits for all of
+// them before it ends. The planner and builder know nothing else of a
+// column: a new kind of column is a Kind registered in Options.Kinds,
+// with no change to this package's planner, the run record logic or the
+// Flight layer (mix/seam_test.go adds one in a test).
+//
+// The Parquet rows materializer (rows.go) is the first kind. Blocks are
+// decoded by a tables.Reader into a byte-bounded LRU cache
 // (internal/cache) shared by every stream of the Engine
 // (Options.CacheBytes, default 1 GiB), keyed by tables.BlockID (data file,
 // row group, row range) and column set, with single-flight loads: W ranks
 // served by one engine decode a block once, not W times (Stats counts
 // decodes, hits and joins). A load runs on its own context, cancelled once
-// every stream waiting for it has gone. Each stream runs a planner, which
-// computes the rank slice of each step and starts fetching its blocks up
-// to Options.Prefetch steps ahead (at most Options.ReadAhead reads at once;
-// Options.Decoders bounds decodes engine-wide), and a builder, which waits
-// for a step's blocks and gathers its rows into the step's batch in one
-// copy per column (tables.Reader.Gather: a direct kernel for fixed-width, boolean, binary,
-// string, list, fixed-size list, map and struct columns;
-// array.Concatenate for the rest). Every channel send selects on the
+// every stream waiting for it has gone. Its Prefetch locates the step's
+// rows in their blocks and starts fetching the blocks (cache hits at once;
+// Options.Decoders bounds decodes engine-wide); its Build waits for them
+// and gathers the rows of all components, in position order, into the
+// step's columns in one copy per column (tables.Reader.Gather: a direct
+// kernel for fixed-width, boolean, binary, string, list, fixed-size list,
+// map and struct columns; array.Concatenate for the rest). Every channel send selects on the
 // context; leaving the loop or cancelling the context stops the planner,
 // the builder and the loads at once and releases every block and batch.
 // Memory is bounded by the cache plus the blocks and batches of a few steps

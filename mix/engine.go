@@ -1,6 +1,7 @@
 package mix
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,13 @@ type Options struct {
 	Allocator memory.Allocator
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Kinds are the materializer kinds that recipes may name in windows,
+	// by name, besides KindParquet (which every engine has and which may
+	// not be replaced). Nil: none.
+	Kinds map[string]Kind
+	// OnRunRecordStored, if not nil, is called each time the engine
+	// writes a run record (Store), not when it finds one stored already.
+	OnRunRecordStored func()
 }
 
 // DefaultOptions: a 1 GiB cache, 4 steps prefetched, 8 reads per stream,
@@ -67,6 +75,14 @@ func (o Options) Validate() error {
 	case o.RunCacheEntries < 1:
 		return fmt.Errorf("%w: mix options: RunCacheEntries must be at least 1", versions.ErrInvalid)
 	}
+	for name, k := range o.Kinds {
+		switch {
+		case name == "" || name == KindParquet:
+			return fmt.Errorf("%w: mix options: Kinds may not name %q", versions.ErrInvalid, name)
+		case k == nil:
+			return fmt.Errorf("%w: mix options: kind %q is nil", versions.ErrInvalid, name)
+		}
+	}
 	return nil
 }
 
@@ -83,6 +99,7 @@ type Engine struct {
 	cache    *cache.Cache[blockKey, arrow.RecordBatch] // decoded blocks, shared by all streams
 	reader   *tables.Reader                            // block reads and gathers, with recycled buffers
 	decoders chan struct{}                             // bounds block decodes, engine-wide
+	registry map[string]Kind                           // materializer kinds, by name
 	// layout and windowBytes are the layout constants; tests shrink them.
 	layout      tables.Layout
 	windowBytes int64
@@ -92,13 +109,6 @@ type Engine struct {
 		m     map[RunID]*Run
 		order []RunID // insertion order, for eviction
 	}
-}
-
-// blockKey names a decoded block: a block's rows with a column set. Data
-// files are immutable, so a key's content never changes.
-type blockKey struct {
-	block   tables.BlockID
-	columns string // the projected column names, joined
 }
 
 // windowBytes bounds the default shuffle window: buffer_rows is
@@ -131,6 +141,7 @@ func New(ts *tables.Store, opts Options) (*Engine, error) {
 	e.reader = ts.NewReader(e.mem)
 	e.decoders = make(chan struct{}, opts.Decoders)
 	e.layout, e.windowBytes = tables.DefaultLayout(), windowBytes
+	e.registry = e.kinds(opts)
 	e.runs.m = make(map[RunID]*Run)
 	return e, nil
 }
@@ -168,11 +179,24 @@ func (e *Engine) Close() {
 	e.reader.Close()
 }
 
-// Resolve pins every component of r to a commit, counts its rows, lays out
-// its blocks, stores the run record (once: the same recipe at the same
-// commits is the same run, on any server) and returns the run. Errors name
-// the component at fault.
+// Resolve is Prepare then Store: it resolves r into a run and stores the
+// run's record. Callers that still check the run against a request (world
+// size, steps) call Prepare, check, then Store.
 func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
+	run, err := e.Prepare(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return e.Store(ctx, run)
+}
+
+// Prepare resolves r into a run without storing anything: it pins every
+// component to a commit, counts its rows, lays out its blocks, makes the
+// materializers of its columns and windows, builds the run record and
+// computes the run id. The run can answer schema and record questions
+// (and be checked against a request); Store makes it servable by id.
+// Errors name the component at fault.
+func (e *Engine) Prepare(ctx context.Context, r *Recipe) (*Run, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -188,11 +212,15 @@ func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
 		}
 		vs[i] = v
 	}
-	columns, err := recipeColumns(r, vs[0])
+	windows, err := recipeWindows(r)
 	if err != nil {
 		return nil, err
 	}
-	data, _, err := runSchemas(vs, columns)
+	columns, err := recipeColumns(r, vs[0], windows[0])
+	if err != nil {
+		return nil, err
+	}
+	data, err := dataSchema(vs, columns)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +236,7 @@ func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
 		c := &r.Components[i]
 		rec.Components[i] = ComponentRecord{
 			Project: v.Project, Ref: c.ref(), Table: v.Table, Commit: v.Commit,
-			Weight: c.Weight, Columns: columns, Rows: v.Rows(), Blocks: blocks,
+			Weight: c.Weight, Columns: columns, Rows: v.Rows(), Blocks: blocks, Windows: windows[i],
 		}
 	}
 	if r.Shuffle != nil {
@@ -216,7 +244,7 @@ func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
 	} else {
 		rec.Shuffle.BufferRows = defaultWindow(widest, e.windowBytes)
 	}
-	plan, err := sampler.NewPlan(rec.spec())
+	plan, err := rec.plan()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRecipe, err)
 	}
@@ -229,26 +257,35 @@ func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
 	if int64(len(body)) > versions.MaxRecordSize {
 		return nil, fmt.Errorf("%w: the run record would be %d bytes, above the store's limit of %d for one record; the tables have too many blocks for one run (mix fewer or smaller tables)", ErrBadRecipe, len(body), versions.MaxRecordSize)
 	}
-	stored, existing, err := e.v.PutRunRecord(ctx, rec.Components[0].Project, string(rec.Run), body)
+	return e.prepare(ctx, rec, body, plan, vs)
+}
+
+// Store stores the record of run, a run from Prepare, once, and makes the
+// run servable by its id. It returns the run to serve: run itself, or,
+// when the record was stored before (here or by another server), the run
+// of the stored record, the same run but for the refs as given. Only a
+// write calls Options.OnRunRecordStored.
+func (e *Engine) Store(ctx context.Context, run *Run) (*Run, error) {
+	rec := run.rec
+	stored, existing, err := e.v.PutRunRecord(ctx, rec.Components[0].Project, string(rec.Run), run.json)
 	if err != nil {
 		return nil, err
 	}
-	if existing {
-		// Resolved before, here or elsewhere: serve what is stored (the same
-		// run; only the refs as given may differ).
-		srec, splan, derr := decodeRecord(stored, rec.Run)
-		if derr != nil {
-			return nil, derr
+	if !existing {
+		if e.opts.OnRunRecordStored != nil {
+			e.opts.OnRunRecordStored()
 		}
-		rec, plan, body = srec, splan, stored
+	} else if !bytes.Equal(stored, run.json) {
+		// Resolved before, here or elsewhere: serve what is stored (the same
+		// run: the id covers everything the materializers use).
+		srec, splan, err := decodeRecord(stored, rec.Run)
+		if err != nil {
+			return nil, err
+		}
+		run = &Run{e: e, rec: srec, json: stored, plan: splan, versions: run.versions, mats: run.mats, schema: run.schema}
 	}
-	run, err := e.prepare(ctx, rec, body, plan, vs)
-	if err != nil {
-		return nil, err
-	}
-	e.remember(run)
-	e.log.Debug("resolved run", "run", run.ID(), "steps", run.Steps(), "components", len(vs))
-	return run, nil
+	e.log.Debug("stored run", "run", run.ID(), "steps", run.Steps(), "components", len(run.versions), "new", !existing)
+	return e.remember(run), nil
 }
 
 func jsonRecord(rec *Record) ([]byte, error) {
@@ -269,11 +306,15 @@ func defaultWindow(bytesPerRow float64, windowBytes int64) int64 {
 }
 
 // recipeColumns resolves the run's columns: the first component's, or
-// every column of its table; other components may repeat the same set.
-func recipeColumns(r *Recipe, first *tables.Version) ([]string, error) {
+// every column of its table that is not a window key; other components
+// may repeat the same set.
+func recipeColumns(r *Recipe, first *tables.Version, windows map[string]Window) ([]string, error) {
 	cols := r.Components[0].Columns
 	if len(cols) == 0 {
 		for _, f := range first.Schema.Fields() {
+			if _, ok := windows[f.Name]; ok {
+				continue
+			}
 			if f.Name == ComponentColumn || f.Name == RowColumn {
 				return nil, fmt.Errorf("%w: component 0 (%s/%s): the table has a column named %q, which every batch carries already; list the columns to serve", ErrBadRecipe, first.Project, first.Table, f.Name)
 			}
@@ -290,37 +331,6 @@ func recipeColumns(r *Recipe, first *tables.Version) ([]string, error) {
 		}
 	}
 	return slices.Clone(cols), nil
-}
-
-// runSchemas checks that every component has the columns with one type,
-// and returns the data schema (nullable where any component's column is)
-// and the output schema (data, _component, _row).
-func runSchemas(vs []*tables.Version, columns []string) (*arrow.Schema, *arrow.Schema, error) {
-	var fields []arrow.Field
-	for i, v := range vs {
-		proj, err := v.Projection(columns)
-		if err != nil {
-			return nil, nil, fmt.Errorf("component %d (%s/%s@%s): %w", i, v.Project, v.Table, v.Commit.Short(), err)
-		}
-		if i == 0 {
-			fields = slices.Clone(proj.Fields())
-			for k := range fields {
-				fields[k].Metadata = arrow.Metadata{}
-			}
-			continue
-		}
-		for k, f := range proj.Fields() {
-			if !arrow.TypeEqual(f.Type, fields[k].Type) {
-				return nil, nil, fmt.Errorf("%w: component %d (%s/%s): column %q is %s there but %s in component 0 (%s/%s); every component must give a column the same Arrow type", ErrBadRecipe, i, v.Project, v.Table, f.Name, f.Type, fields[k].Type, vs[0].Project, vs[0].Table)
-			}
-			fields[k].Nullable = fields[k].Nullable || f.Nullable
-		}
-	}
-	data := arrow.NewSchema(fields, nil)
-	out := append(slices.Clone(fields),
-		arrow.Field{Name: ComponentColumn, Type: arrow.PrimitiveTypes.Int32},
-		arrow.Field{Name: RowColumn, Type: arrow.PrimitiveTypes.Int64})
-	return data, arrow.NewSchema(out, nil), nil
 }
 
 // Load returns run id, from memory or from its record in the store. hint,
@@ -349,10 +359,9 @@ func (e *Engine) Load(ctx context.Context, id RunID, hint versions.ProjectName) 
 	}
 	run, err := e.prepare(ctx, rec, body, plan, vs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("run %s: %w", id.Short(), err)
 	}
-	e.remember(run)
-	return run, nil
+	return e.remember(run), nil
 }
 
 func (e *Engine) findRecord(ctx context.Context, id RunID, hint versions.ProjectName) ([]byte, error) {
@@ -386,45 +395,40 @@ func (e *Engine) findRecord(ctx context.Context, id RunID, hint versions.Project
 }
 
 // prepare builds a servable Run from a checked record and its versions.
-func (e *Engine) prepare(_ context.Context, rec *Record, body []byte, plan *sampler.Plan, vs []*tables.Version) (*Run, error) {
+func (e *Engine) prepare(ctx context.Context, rec *Record, body []byte, plan *sampler.Plan, vs []*tables.Version) (*Run, error) {
 	columns := rec.Components[0].Columns
 	for i, c := range rec.Components {
 		if !slices.Equal(c.Columns, columns) {
 			return nil, fmt.Errorf("%w: run record %s: component %d has other columns than component 0", versions.ErrCorrupt, rec.Run.Short(), i)
 		}
+		if err := sameWindows(rec.Components[0].Windows, c.Windows); err != nil {
+			return nil, fmt.Errorf("%w: run record %s: component %d: %w", versions.ErrCorrupt, rec.Run.Short(), i, err)
+		}
 		if vs[i].Rows() != c.Rows {
 			return nil, fmt.Errorf("%w: run record %s: component %d (%s/%s@%s) has %d rows, the record says %d", versions.ErrCorrupt, rec.Run.Short(), i, c.Project, c.Table, c.Commit.Short(), vs[i].Rows(), c.Rows)
 		}
 	}
-	data, schema, err := runSchemas(vs, columns)
+	mats, err := e.materializers(ctx, rec, vs)
 	if err != nil {
 		return nil, err
 	}
-	colKey := strings.Join(columns, "\x00")
-	run := &Run{rec: rec, json: body, plan: plan, data: data, schema: schema, comps: make([]*runComponent, len(vs))}
-	for i, v := range vs {
-		c, err := mapBlocks(v, rec.Components[i].Blocks, colKey)
-		if err != nil {
-			return nil, fmt.Errorf("run record %s, component %d: %w", rec.Run.Short(), i, err)
-		}
-		run.comps[i] = c
+	schema, err := outputSchema(mats)
+	if err != nil {
+		return nil, err
 	}
-	return run, nil
+	return &Run{e: e, rec: rec, json: body, plan: plan, versions: vs, mats: mats, schema: schema}, nil
 }
 
-// mapBlocks places a component's recorded blocks in its row groups.
-func mapBlocks(v *tables.Version, sizes []int64, colKey string) (*runComponent, error) {
-	blocks, err := v.Split(sizes)
-	if err != nil {
-		return nil, err
+// own returns run as this engine serves it: with its own materializers
+// (and so its own block cache) when another engine made run.
+func (e *Engine) own(ctx context.Context, run *Run) (*Run, error) {
+	if run.e == e {
+		return run, nil
 	}
-	c := &runComponent{version: v, first: make([]int64, 0, len(blocks)+1), blocks: blocks, keys: make([]blockKey, len(blocks))}
-	for i, b := range blocks {
-		c.keys[i] = blockKey{block: v.ID(b), columns: colKey}
-		c.first = append(c.first, b.FirstRow)
+	if kept := e.lookup(run.ID()); kept != nil {
+		return kept, nil
 	}
-	c.first = append(c.first, v.Rows())
-	return c, nil
+	return e.prepare(ctx, run.rec, run.json, run.plan, run.versions)
 }
 
 func (e *Engine) lookup(id RunID) *Run {
@@ -433,11 +437,13 @@ func (e *Engine) lookup(id RunID) *Run {
 	return e.runs.m[id]
 }
 
-func (e *Engine) remember(run *Run) {
+// remember keeps run in memory and returns the run to serve: run, or the
+// one kept already under its id.
+func (e *Engine) remember(run *Run) *Run {
 	e.runs.Lock()
 	defer e.runs.Unlock()
-	if _, ok := e.runs.m[run.ID()]; ok {
-		return
+	if kept, ok := e.runs.m[run.ID()]; ok {
+		return kept
 	}
 	for len(e.runs.order) >= e.opts.RunCacheEntries {
 		delete(e.runs.m, e.runs.order[0])
@@ -445,4 +451,5 @@ func (e *Engine) remember(run *Run) {
 	}
 	e.runs.m[run.ID()] = run
 	e.runs.order = append(e.runs.order, run.ID())
+	return run
 }

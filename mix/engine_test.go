@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -344,4 +345,57 @@ func TestBadRequests(t *testing.T) {
 	}
 	require.ErrorIs(t, err, ErrRunNotFound)
 	require.True(t, errors.Is(err, versions.ErrNotFound))
+}
+
+// TestPrepareStore: Prepare resolves without storing (a GetSchema, or a
+// request still to be checked, leaves no record); Store writes the record
+// once, calls OnRunRecordStored only when it writes, and serves the
+// stored record when it finds one.
+func TestPrepareStore(t *testing.T) {
+	t.Parallel()
+	var stored atomic.Int64
+	count := func(o *Options) { o.OnRunRecordStored = func() { stored.Add(1) } }
+	en := newEnv(t, bucket.NewMem(), envOpts{rowGroupRows: 100, engine: count})
+	twoTables(en, "p", 300, 400)
+	ctx := context.Background()
+
+	run, err := en.e.Prepare(ctx, recipe("p", 1, 32, 1, 3))
+	require.NoError(t, err)
+	_, err = en.v.GetRunRecord(ctx, "p", string(run.ID()))
+	require.ErrorIs(t, err, versions.ErrNotFound, "Prepare stored the record")
+	_, err = en.e.Load(ctx, run.ID(), "")
+	require.ErrorIs(t, err, ErrRunNotFound, "a prepared run is not servable by id before Store")
+	require.Zero(t, stored.Load())
+	collect(t, en.e.Steps(ctx, run, 0, 1, 0, 2)) // but it streams
+
+	served, err := en.e.Store(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, run.ID(), served.ID())
+	require.EqualValues(t, 1, stored.Load())
+	body, err := en.v.GetRunRecord(ctx, "p", string(run.ID()))
+	require.NoError(t, err)
+	require.Equal(t, run.JSON(), body)
+	loaded, err := en.engine(nil).Load(ctx, run.ID(), "")
+	require.NoError(t, err)
+	require.Equal(t, run.JSON(), loaded.JSON())
+
+	// Again, by Resolve, and with another spelling of the ref on another
+	// engine: nothing is written, and the stored record (ref "main") wins.
+	_, err = en.e.Resolve(ctx, recipe("p", 1, 32, 1, 3))
+	require.NoError(t, err)
+	head, err := en.v.Resolve(ctx, "p", "main")
+	require.NoError(t, err)
+	r := recipe("p", 1, 32, 1, 3)
+	r.Components[0].Ref = string(head)
+	other := en.engine(count)
+	prep, err := other.Prepare(ctx, r)
+	require.NoError(t, err)
+	require.Equal(t, string(head), prep.Record().Components[0].Ref)
+	again, err := other.Store(ctx, prep)
+	require.NoError(t, err)
+	require.Equal(t, run.ID(), again.ID())
+	require.Equal(t, "main", again.Record().Components[0].Ref)
+	require.Equal(t, body, again.JSON())
+	require.EqualValues(t, 1, stored.Load(), "no second write")
+	collect(t, other.Steps(ctx, again, 1, 2, 0, 3))
 }

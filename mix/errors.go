@@ -17,6 +17,13 @@ var (
 	// or missing field, a bad weight, batch size, shuffle, step count or
 	// column list, components whose columns differ in type.
 	ErrBadRecipe = fmt.Errorf("%w: bad recipe", errdefs.ErrInvalidArgument)
+	// ErrBadWindow: a window a recipe names cannot be served: no kind, a
+	// name taken by a column, windows that differ between components, or
+	// a spec its kind rejects.
+	ErrBadWindow = fmt.Errorf("%w: bad window", ErrBadRecipe)
+	// ErrUnknownKind: a window names a materializer kind the engine does
+	// not have (Options.Kinds).
+	ErrUnknownKind = fmt.Errorf("%w: unknown materializer kind", ErrBadWindow)
 	// ErrEmptyComponent: a component's table has no rows at the pinned commit.
 	ErrEmptyComponent = fmt.Errorf("%w: empty component", errdefs.ErrInvalidArgument)
 	// ErrBadRunID: a run id that is not 64 lowercase hex digits.

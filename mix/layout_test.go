@@ -70,10 +70,11 @@ func TestWideRows(t *testing.T) {
 	require.GreaterOrEqual(t, len(blocks), 8)
 	require.InDelta(t, (1<<20)/2048, rec.Shuffle.BufferRows, 20, "window of about 1 MiB of rows")
 
-	c := run.comps[0]
+	rows := run.mats[0].(*parquetRows)
+	c := rows.comps[0]
 	fileSize := c.version.Manifest.Files[0].Size
 	before := cb.read.Load()
-	blk, err := en.e.reader.ReadBlock(ctx, c.version, c.blocks[5], run.data)
+	blk, err := en.e.reader.ReadBlock(ctx, c.version, c.blocks[5], rows.data)
 	require.NoError(t, err)
 	got := cb.read.Load() - before
 	var first int64

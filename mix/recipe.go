@@ -1,14 +1,15 @@
 package mix
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/versions"
 )
@@ -44,8 +45,14 @@ type Component struct {
 	// and finite. In JSON it defaults to 1.
 	Weight float64 `json:"weight"`
 	// Columns nil or empty means every column of the first component's
-	// table; every component then serves the same columns.
+	// table that Windows does not name; every component then serves the
+	// same columns.
 	Columns []string `json:"columns,omitempty"`
+	// Windows maps output columns to the materializer kind that makes
+	// them and its spec (doc.go, "Windows"). Nil, after the first
+	// component, means the first component's windows; otherwise every
+	// component names the same keys with the same kinds.
+	Windows map[string]Window `json:"windows,omitempty"`
 }
 
 // Shuffle is the shuffle window of a recipe.
@@ -54,116 +61,39 @@ type Shuffle struct {
 	BufferRows int64 `json:"buffer_rows"`
 }
 
-// wire forms, with pointers to tell a missing field from a zero one.
-type wireRecipe struct {
-	Seed       *uint64         `json:"seed"`
-	BatchSize  *int            `json:"batch_size"`
-	Components []wireComponent `json:"components"`
-	Shuffle    *wireShuffle    `json:"shuffle"`
-	Steps      *int64          `json:"steps"`
+// NewRecipe is the engine's form of a recipe decoded from the wire (a
+// client.Recipe from client.Decode: the protocol's one recipe decoder).
+// Validate is still to be called (Prepare does).
+func NewRecipe(r *client.Recipe) *Recipe {
+	out := &Recipe{Seed: r.Seed, BatchSize: r.BatchSize, Steps: r.Steps, Components: make([]Component, len(r.Components))}
+	if r.Shuffle != nil {
+		out.Shuffle = &Shuffle{BufferRows: r.Shuffle.BufferRows}
+	}
+	for i, c := range r.Components {
+		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: c.Weight,
+			Columns: slices.Clone(c.Columns), Windows: maps.Clone(c.Windows)}
+	}
+	return out
 }
 
-type wireComponent struct {
-	Project string   `json:"project"`
-	Ref     string   `json:"ref"`
-	Table   string   `json:"table"`
-	Weight  *float64 `json:"weight"`
-	Columns []string `json:"columns"`
-}
-
-type wireShuffle struct {
-	BufferRows *int64 `json:"buffer_rows"`
-}
-
-// recipeFields is the recipe's JSON shape, for error messages.
-const recipeFields = `{"seed", "batch_size", "components": [{"project", "ref"?, "table", "weight"?, "columns"?}], "shuffle"?: {"buffer_rows"}, "steps"?}`
-
-// ParseRecipe decodes and validates a recipe's JSON. Unknown fields are
-// rejected by name; seed, batch_size and components are required; a
-// component's ref defaults to "main" and its weight to 1.
+// ParseRecipe decodes a recipe's JSON with client.Decode (unknown fields
+// are rejected by name; seed, batch_size and components are required; a
+// component's ref defaults to "main" and its weight to 1) and validates
+// it.
 func ParseRecipe(data []byte) (*Recipe, error) {
-	var w wireRecipe
-	if err := decodeStrict(data, &w); err != nil {
-		return nil, fmt.Errorf("%w: %w; a recipe is %s", ErrBadRecipe, err, recipeFields)
-	}
-	switch {
-	case w.Seed == nil:
-		return nil, fmt.Errorf("%w: \"seed\" is missing; give an integer 0..2^64-1", ErrBadRecipe)
-	case w.BatchSize == nil:
-		return nil, fmt.Errorf("%w: \"batch_size\" is missing; give the global batch size (all ranks together)", ErrBadRecipe)
-	case w.Components == nil:
-		return nil, fmt.Errorf("%w: \"components\" is missing; give a list of {\"project\", \"table\", \"weight\"}", ErrBadRecipe)
-	}
-	r := &Recipe{Seed: *w.Seed, BatchSize: *w.BatchSize, Components: make([]Component, len(w.Components))}
-	if w.Steps != nil {
-		r.Steps = *w.Steps
-		if r.Steps == 0 {
-			return nil, fmt.Errorf("%w: \"steps\" is 0; give a positive run length or leave it out", ErrBadRecipe)
+	var cr client.Recipe
+	if err := client.Decode("recipe", data, &cr); err != nil {
+		msg := err.Error()
+		for _, p := range []string{errdefs.ErrInvalidArgument.Error() + ": ", "recipe: ", "recipe: "} {
+			msg = strings.TrimPrefix(msg, p)
 		}
+		return nil, fmt.Errorf("%w: %s", ErrBadRecipe, msg)
 	}
-	if w.Shuffle != nil {
-		if w.Shuffle.BufferRows == nil {
-			return nil, fmt.Errorf("%w: \"shuffle\" needs \"buffer_rows\" (0 for block order only); or leave \"shuffle\" out", ErrBadRecipe)
-		}
-		r.Shuffle = &Shuffle{BufferRows: *w.Shuffle.BufferRows}
-	}
-	for i, c := range w.Components {
-		r.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: 1, Columns: c.Columns}
-		if c.Weight != nil {
-			r.Components[i].Weight = *c.Weight
-		}
-	}
+	r := NewRecipe(&cr)
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
 	return r, nil
-}
-
-// decodeStrict decodes one JSON object into v, rejecting unknown fields and
-// trailing data, with messages that name JSON fields rather than Go types.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case err == nil:
-		if _, terr := dec.Token(); terr != io.EOF {
-			return errors.New("trailing data after the JSON object")
-		}
-		return nil
-	case errors.As(err, &te):
-		if te.Field == "" {
-			return fmt.Errorf("a JSON object is needed, not %s", te.Value)
-		}
-		return fmt.Errorf("field %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-	case errors.As(err, &se):
-		return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
-	case errors.Is(err, io.EOF):
-		return errors.New("empty body; a JSON object is needed")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("invalid JSON: the body ends early")
-	}
-	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "int", "int64":
-		return "an integer"
-	case "uint64":
-		return "a non-negative integer below 2^64"
-	case "float64":
-		return "a number"
-	case "string":
-		return "a string"
-	case "slice":
-		return "a list"
-	case "struct", "ptr", "map":
-		return "an object"
-	}
-	return "of another type"
 }
 
 // Validate checks everything that does not need the store. Messages name
@@ -202,8 +132,78 @@ func (r *Recipe) Validate() error {
 			}
 			seen[col] = true
 		}
+		for key, w := range c.Windows {
+			switch {
+			case key == "":
+				return fmt.Errorf("%w: component %d (%s): a window has an empty name; name it after the output column", ErrBadWindow, i, name)
+			case key == ComponentColumn || key == RowColumn:
+				return fmt.Errorf("%w: component %d (%s): window %q is reserved: every batch carries %s and %s already", ErrBadWindow, i, name, key, ComponentColumn, RowColumn)
+			case seen[key]:
+				return fmt.Errorf("%w: component %d (%s): %q is both a column and a window; leave it out of \"columns\"", ErrBadWindow, i, name, key)
+			case w.Kind == "":
+				return fmt.Errorf("%w: component %d (%s): window %q has no \"kind\"", ErrBadWindow, i, name, key)
+			}
+		}
+		if i > 0 && c.Windows != nil {
+			if err := sameWindows(r.Components[0].Windows, c.Windows); err != nil {
+				return fmt.Errorf("%w: component %d (%s): %w; leave \"windows\" out after the first component to use the first one's", ErrBadWindow, i, name, err)
+			}
+		}
 	}
 	return nil
+}
+
+// sameWindows checks that b has the keys of a, each with the same kind
+// (the specs may differ: the kind decides).
+func sameWindows(a, b map[string]Window) error {
+	ka, kb := slices.Sorted(maps.Keys(a)), slices.Sorted(maps.Keys(b))
+	if !slices.Equal(ka, kb) {
+		return fmt.Errorf("windows [%s] differ from component 0's [%s]; every component serves the same columns", strings.Join(kb, ", "), strings.Join(ka, ", "))
+	}
+	for _, k := range ka {
+		if a[k].Kind != b[k].Kind {
+			return fmt.Errorf("window %q is of kind %q, but of kind %q in component 0", k, b[k].Kind, a[k].Kind)
+		}
+	}
+	return nil
+}
+
+// recipeWindows returns each component's windows, canonical: the first
+// component's where a later one gives none; nil for all when the first
+// has none.
+func recipeWindows(r *Recipe) ([]map[string]Window, error) {
+	out := make([]map[string]Window, len(r.Components))
+	if len(r.Components[0].Windows) == 0 {
+		return out, nil
+	}
+	for i, c := range r.Components {
+		ws := c.Windows
+		if ws == nil {
+			ws = r.Components[0].Windows
+		}
+		out[i] = make(map[string]Window, len(ws))
+		for k, w := range ws {
+			cw, err := canonicalWindow(w)
+			if err != nil {
+				return nil, fmt.Errorf("%w: component %d (%s/%s): window %q: %w", ErrBadWindow, i, c.Project, c.Table, k, err)
+			}
+			out[i][k] = cw
+		}
+	}
+	return out, nil
+}
+
+// canonicalWindow rewrites w's spec canonically (client.Window's JSON).
+func canonicalWindow(w Window) (Window, error) {
+	data, err := json.Marshal(w)
+	if err != nil {
+		return Window{}, err
+	}
+	var out Window
+	if err := json.Unmarshal(data, &out); err != nil {
+		return Window{}, err
+	}
+	return out, nil
 }
 
 // ref is c's ref with the default applied.

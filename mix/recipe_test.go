@@ -20,6 +20,15 @@ func TestParseRecipe(t *testing.T) {
 		{Project: "robotics", Ref: "exp", Table: "nominal_grasps", Weight: 1},
 	}}, r)
 
+	// Windows: each entry {"kind", …spec}, the spec kept canonical.
+	r, err = ParseRecipe([]byte(`{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t",
+		"windows": {"wrist_camera": {"offsets": [-1, 0, 1.50], "kind": "video", "size": [224, 224]}, "action": {"kind": "rows", "offsets": [0, 1]}}}]}`))
+	require.NoError(t, err)
+	require.Equal(t, map[string]Window{
+		"wrist_camera": {Kind: "video", Spec: []byte(`{"offsets":[-1,0,1.50],"size":[224,224]}`)},
+		"action":       {Kind: "rows", Spec: []byte(`{"offsets":[0,1]}`)},
+	}, r.Components[0].Windows)
+
 	r, err = ParseRecipe([]byte(`{"seed": 18446744073709551615, "batch_size": 1, "components": [{"project": "p", "table": "t"}]}`))
 	require.NoError(t, err)
 	require.Equal(t, uint64(1<<64-1), r.Seed)
@@ -54,6 +63,14 @@ func TestParseRecipe(t *testing.T) {
 		{"negative window", `{"seed": 1, "batch_size": 2, "shuffle": {"buffer_rows": -5}, "components": [{"project": "p", "table": "t"}]}`, "buffer_rows -5 is negative", ErrBadRecipe},
 		{"repeated column", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "columns": ["a", "a"]}]}`, `column "a" is listed twice`, ErrBadRecipe},
 		{"reserved column", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "columns": ["_component"]}]}`, `column "_component" is reserved`, ErrBadRecipe},
+		{"window without kind", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "windows": {"cam": {"offsets": [0]}}}]}`, `window: "kind" is missing`, ErrBadRecipe},
+		{"window kind not a string", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "windows": {"cam": {"kind": 3}}}]}`, `window: "kind" is missing or not a non-empty string`, ErrBadRecipe},
+		{"window not an object", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "windows": {"cam": [0, 1]}}]}`, `window: a JSON object {"kind", …} is needed`, ErrBadRecipe},
+		{"windows not an object", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "windows": ["cam"]}]}`, `field "components.windows" must be an object`, ErrBadRecipe},
+		{"null in a window", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "windows": {"cam": {"kind": "video", "size": null}}}]}`, `field "components[0].windows.cam.size" is null`, ErrBadRecipe},
+		{"window and column", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "columns": ["cam"], "windows": {"cam": {"kind": "video"}}}]}`, `"cam" is both a column and a window`, ErrBadWindow},
+		{"reserved window", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "windows": {"_row": {"kind": "video"}}}]}`, `window "_row" is reserved`, ErrBadWindow},
+		{"other windows", `{"seed": 1, "batch_size": 2, "components": [{"project": "p", "table": "t", "windows": {"cam": {"kind": "video"}}}, {"project": "p", "table": "u", "windows": {"cam": {"kind": "rows"}}}]}`, `component 1 (p/u): window "cam" is of kind "rows", but of kind "video" in component 0`, ErrBadWindow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseRecipe([]byte(tc.body))

@@ -3,10 +3,12 @@ package mix
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -76,16 +78,29 @@ type ComponentRecord struct {
 	// consecutive row ranges that never cross a Parquet row group (see
 	// doc.go, "Blocks"). They sum to Rows.
 	Blocks []int64 `json:"blocks"`
+	// Windows are the component's windows (doc.go, "Windows"), nil when
+	// the recipe has none: then neither the record nor the run id has
+	// them, as before windows existed.
+	Windows map[string]Window `json:"windows,omitempty"`
 }
 
-// identity is the component's part of the run id beyond rows and blocks.
-func (c *ComponentRecord) identity() string {
-	b, _ := json.Marshal([]any{identityTag, c.Project, c.Table, c.Commit, c.Columns})
-	return string(b)
+// identity is the component's part of the run id beyond rows and blocks:
+// the JSON array [tag, project, table, commit, columns], with the
+// canonical windows object as a sixth element when there are windows.
+func (c *ComponentRecord) identity() (string, error) {
+	id := []any{identityTag, c.Project, c.Table, c.Commit, c.Columns}
+	if len(c.Windows) > 0 {
+		id = append(id, c.Windows)
+	}
+	b, err := json.Marshal(id)
+	if err != nil {
+		return "", fmt.Errorf("%w: windows: %w", ErrBadWindow, err)
+	}
+	return string(b), nil
 }
 
 // spec is the sampler's view of the record.
-func (r *Record) spec() sampler.Spec {
+func (r *Record) spec() (sampler.Spec, error) {
 	s := sampler.Spec{
 		Seed:       r.Seed,
 		BatchSize:  r.BatchSize,
@@ -95,15 +110,28 @@ func (r *Record) spec() sampler.Spec {
 	}
 	for i := range r.Components {
 		c := &r.Components[i]
-		s.Components[i] = sampler.Component{Weight: c.Weight, Rows: c.Rows, Blocks: c.Blocks, Identity: c.identity()}
+		id, err := c.identity()
+		if err != nil {
+			return sampler.Spec{}, fmt.Errorf("component %d: %w", i, err)
+		}
+		s.Components[i] = sampler.Component{Weight: c.Weight, Rows: c.Rows, Blocks: c.Blocks, Identity: id}
 	}
-	return s
+	return s, nil
+}
+
+// plan is the record's sampler plan.
+func (r *Record) plan() (*sampler.Plan, error) {
+	spec, err := r.spec()
+	if err != nil {
+		return nil, err
+	}
+	return sampler.NewPlan(spec)
 }
 
 // decodeRecord parses a stored record and checks that it is run want.
 func decodeRecord(data []byte, want RunID) (*Record, *sampler.Plan, error) {
 	var r Record
-	if err := decodeStrict(data, &r); err != nil {
+	if err := client.Decode("run record", data, &r); err != nil {
 		return nil, nil, fmt.Errorf("%w: run record %s: %w", versions.ErrCorrupt, want.Short(), err)
 	}
 	if r.Format != RecordFormat {
@@ -123,7 +151,7 @@ func decodeRecord(data []byte, want RunID) (*Record, *sampler.Plan, error) {
 			return nil, nil, fmt.Errorf("%w: run record %s, component %d: %w", versions.ErrCorrupt, want.Short(), i, err)
 		}
 	}
-	plan, err := sampler.NewPlan(r.spec())
+	plan, err := r.plan()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: run record %s: %w", versions.ErrCorrupt, want.Short(), err)
 	}
@@ -134,23 +162,16 @@ func decodeRecord(data []byte, want RunID) (*Record, *sampler.Plan, error) {
 }
 
 // Run is a resolved run, ready to serve: its record, its sampler plan, the
-// pinned table versions and the map from blocks to row groups. It is
+// pinned table versions and the materializers of its columns. It is
 // immutable and safe for concurrent use.
 type Run struct {
-	rec    *Record
-	json   []byte
-	plan   *sampler.Plan
-	data   *arrow.Schema // the recipe's columns
-	schema *arrow.Schema // data + _component + _row
-	comps  []*runComponent
-}
-
-// runComponent maps a component's blocks to where they are stored.
-type runComponent struct {
-	version *tables.Version
-	first   []int64 // first row ordinal of each block, plus the total
-	blocks  []tables.Block
-	keys    []blockKey // cache key of each block
+	e        *Engine // whose materializers these are
+	rec      *Record
+	json     []byte
+	plan     *sampler.Plan
+	versions []*tables.Version // per component
+	mats     []Materializer    // the columns' makers, in schema order
+	schema   *arrow.Schema     // the materializers' fields + _component + _row
 }
 
 // ID is the run id.
@@ -160,6 +181,11 @@ func (r *Run) ID() RunID { return r.rec.Run }
 func (r *Run) Record() Record {
 	c := *r.rec
 	c.Components = slices.Clone(r.rec.Components)
+	for i := range c.Components {
+		c.Components[i].Columns = slices.Clone(c.Components[i].Columns)
+		c.Components[i].Blocks = slices.Clone(c.Components[i].Blocks)
+		c.Components[i].Windows = maps.Clone(c.Components[i].Windows)
+	}
 	return c
 }
 
@@ -175,8 +201,9 @@ func (r *Run) BatchSize() int { return r.rec.BatchSize }
 // Plan is the run's sampler plan: Plan.Batch(s) is the global batch of step s.
 func (r *Run) Plan() *sampler.Plan { return r.plan }
 
-// Schema is the schema of every batch of the run: the recipe's columns, then
-// _component (int32) and _row (int64).
+// Schema is the schema of every batch of the run: the recipe's columns,
+// then the windows' columns (by window key), then _component (int32) and
+// _row (int64).
 func (r *Run) Schema() *arrow.Schema { return r.schema }
 
 // CheckStream validates a rank stream of the run: 1 ≤ world, world divides
@@ -218,19 +245,4 @@ func (r *Run) CheckSteps(start, end int64) error {
 		return fmt.Errorf("%w: end_step %d is not in %d..%d (run %s has %d steps)", ErrStepRange, end, start+1, n, r.rec.Run.Short(), n)
 	}
 	return nil
-}
-
-// locate returns the block of component c holding row, and row's offset in it.
-func (c *runComponent) locate(row int64) (int, int64) {
-	// first is sorted; find the last block starting at or before row.
-	lo, hi := 0, len(c.blocks)
-	for hi-lo > 1 {
-		m := int(uint(lo+hi) >> 1)
-		if c.first[m] <= row {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return lo, row - c.first[lo]
 }

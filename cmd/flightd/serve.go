@@ -185,6 +185,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	cfg.mix.OnRunRecordStored = ms.runRecordStored()
 	engine, err := mix.New(t, cfg.mix)
 	if err != nil {
 		return usageErr("%v", err)
