@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/weftdata/weft/versions"
 )
 
 // MinRunPrefix is the fewest hex digits of a run id that name a run, as
@@ -16,6 +18,14 @@ const MinRunPrefix = 8
 // looked up by listing the run records that start with it in every
 // project: none is ErrRunNotFound, several is ErrBadRunID naming how many.
 func (e *Engine) FindRun(ctx context.Context, ref string) (RunID, error) {
+	return e.FindRunIn(ctx, ref, nil)
+}
+
+// FindRunIn is FindRun looking only at the run records stored in projects
+// for which visible is true (nil: every project), so that a caller who may
+// read some projects only learns nothing of the runs of the others: an
+// id prefix matching runs elsewhere is not found, not ambiguous.
+func (e *Engine) FindRunIn(ctx context.Context, ref string, visible func(versions.ProjectName) bool) (RunID, error) {
 	if len(ref) == 64 {
 		return ParseRunID(ref)
 	}
@@ -28,6 +38,9 @@ func (e *Engine) FindRun(ctx context.Context, ref string) (RunID, error) {
 	}
 	var found []RunID
 	for _, p := range projects {
+		if visible != nil && !visible(p) {
+			continue
+		}
 		ids, err := e.v.RunRecordIDs(ctx, p, ref)
 		if err != nil {
 			return "", err
