@@ -33,6 +33,20 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	putCtx, cancel := context.WithTimeout(ctx, s.opts.PutTimeout)
 	defer cancel()
 	err := func() error {
+		release, err := s.slot(ctx, s.lim.puts, "puts", s.opts.MaxPuts, "--max-puts")
+		if err != nil {
+			return err
+		}
+		defer release()
+		// Room for one message before any is received (gRPC allocates it
+		// whole), and for the row group being encoded as its rows arrive.
+		msg, err := s.lease(putCtx, int64(s.opts.MaxRecvMessageBytes), "a DoPut's message buffer")
+		if err != nil {
+			return err
+		}
+		defer msg.Release()
+		buffered := &growingLease{s: s, ctx: putCtx, what: "a DoPut's buffered row group", limit: s.opts.PutBufferBytes}
+		defer buffered.release()
 		r, err := arrowflight.NewRecordReader(&deadlineStream{FlightService_DoPutServer: stream, ctx: putCtx}, ipc.WithAllocator(s.mem))
 		if err != nil {
 			return putStreamError(err)
@@ -48,10 +62,16 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 			return err
 		}
 		// The first batch, for its app_metadata; putReader serves it again.
-		pr := &putReader{Reader: r, pending: r.Next()}
+		pr := &putReader{Reader: r, pending: r.Next(), lease: buffered}
 		var opts tables.AppendOptions
 		if pr.pending {
+			if err := s.checkLen("DoPut app_metadata", r.LatestAppMetadata()); err != nil {
+				return err
+			}
 			if opts.IdempotencyKey, err = parsePutMetadata(r.LatestAppMetadata()); err != nil {
+				return err
+			}
+			if err := pr.account(); err != nil {
 				return err
 			}
 		}
@@ -120,9 +140,16 @@ func parsePutDescriptor(d *arrowflight.FlightDescriptor) (versions.ProjectName, 
 // errors: transport statuses (the client cancelled, a message over the
 // size limit) keep their code; anything else is a malformed stream, which
 // is the client's fault.
+//
+// It leases the bytes of the rows received so far, up to the size of a
+// row group (which the encoder buffers whole): once the budget refuses,
+// Next ends the stream with that error and nothing is committed.
 type putReader struct {
 	*arrowflight.Reader
 	pending bool // Next has read a batch that the consumer has not seen
+	lease   *growingLease
+	bytes   int64 // received so far
+	err     error // the lease's refusal
 }
 
 var _ array.RecordReader = (*putReader)(nil)
@@ -132,10 +159,27 @@ func (r *putReader) Next() bool {
 		r.pending = false
 		return true
 	}
-	return r.Reader.Next()
+	if r.err != nil || !r.Reader.Next() {
+		return false
+	}
+	if r.err = r.account(); r.err != nil {
+		return false
+	}
+	return true
 }
 
-func (r *putReader) Err() error { return putStreamError(r.Reader.Err()) }
+// account leases the current batch's bytes (see putReader).
+func (r *putReader) account() error {
+	r.bytes += tables.RecordBytes(r.RecordBatch())
+	return r.lease.growTo(r.bytes)
+}
+
+func (r *putReader) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return putStreamError(r.Reader.Err())
+}
 
 func putStreamError(err error) error {
 	var se interface{ GRPCStatus() *status.Status }
