@@ -216,37 +216,11 @@ func (s *Service) precheckRecipe(ctx context.Context, r *client.RunCommand) erro
 	return s.checkStep(rec.BatchSize, world, rb)
 }
 
-// growingLease is a lease that grows in steps, for a put whose buffered
-// bytes grow as its rows arrive.
-type growingLease struct {
-	s      *Service
-	ctx    context.Context
-	what   string
-	limit  int64 // most bytes leased
-	held   int64
-	leases []*membudget.Lease
-}
-
-// growTo leases up to min(n, limit) bytes in all.
-func (g *growingLease) growTo(n int64) error {
-	n = min(n, g.limit)
-	if n <= g.held {
-		return nil
-	}
-	l, err := g.s.lease(g.ctx, n-g.held, g.what)
-	if err != nil {
-		return err
-	}
-	g.leases = append(g.leases, l)
-	g.held = n
-	return nil
-}
-
-func (g *growingLease) release() {
-	for _, l := range g.leases {
-		l.Release()
-	}
-	g.leases, g.held = nil, 0
+// putCost is what one put leases for as long as it runs: one message
+// (MaxRecvMessageBytes) and twice a row group (PutBufferBytes; see
+// DoPut).
+func (s *Service) putCost() int64 {
+	return int64(s.opts.MaxRecvMessageBytes) + 2*s.opts.PutBufferBytes
 }
 
 // checkReply refuses a FlightInfo larger than MaxReplyBytes.

@@ -38,15 +38,17 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 			return err
 		}
 		defer release()
-		// Room for one message before any is received (gRPC allocates it
-		// whole), and for the row group being encoded as its rows arrive.
-		msg, err := s.lease(putCtx, int64(s.opts.MaxRecvMessageBytes), "a DoPut's message buffer")
+		// Room, before anything is received, for one message (gRPC
+		// allocates it whole) and for the row group being encoded: the
+		// encoder holds its pages (about its Arrow bytes, as noise does
+		// not compress) and, while its buffers grow, copies of them. It is
+		// leased whole, up front: puts that each held part of what they
+		// need and waited for the rest would wait for each other.
+		lease, err := s.lease(putCtx, s.putCost(), "a DoPut (one message and one row group being encoded)")
 		if err != nil {
 			return err
 		}
-		defer msg.Release()
-		buffered := &growingLease{s: s, ctx: putCtx, what: "a DoPut's buffered row group", limit: s.opts.PutBufferBytes}
-		defer buffered.release()
+		defer lease.Release()
 		r, err := arrowflight.NewRecordReader(&deadlineStream{FlightService_DoPutServer: stream, ctx: putCtx}, ipc.WithAllocator(s.mem))
 		if err != nil {
 			return putStreamError(err)
@@ -62,16 +64,13 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 			return err
 		}
 		// The first batch, for its app_metadata; putReader serves it again.
-		pr := &putReader{Reader: r, pending: r.Next(), lease: buffered}
+		pr := &putReader{Reader: r, pending: r.Next()}
 		var opts tables.AppendOptions
 		if pr.pending {
 			if err := s.checkLen("DoPut app_metadata", r.LatestAppMetadata()); err != nil {
 				return err
 			}
 			if opts.IdempotencyKey, err = parsePutMetadata(r.LatestAppMetadata()); err != nil {
-				return err
-			}
-			if err := pr.account(); err != nil {
 				return err
 			}
 		}
@@ -140,16 +139,9 @@ func parsePutDescriptor(d *arrowflight.FlightDescriptor) (versions.ProjectName, 
 // errors: transport statuses (the client cancelled, a message over the
 // size limit) keep their code; anything else is a malformed stream, which
 // is the client's fault.
-//
-// It leases the bytes of the rows received so far, up to the size of a
-// row group (which the encoder buffers whole): once the budget refuses,
-// Next ends the stream with that error and nothing is committed.
 type putReader struct {
 	*arrowflight.Reader
 	pending bool // Next has read a batch that the consumer has not seen
-	lease   *growingLease
-	bytes   int64 // received so far
-	err     error // the lease's refusal
 }
 
 var _ array.RecordReader = (*putReader)(nil)
@@ -159,27 +151,10 @@ func (r *putReader) Next() bool {
 		r.pending = false
 		return true
 	}
-	if r.err != nil || !r.Reader.Next() {
-		return false
-	}
-	if r.err = r.account(); r.err != nil {
-		return false
-	}
-	return true
+	return r.Reader.Next()
 }
 
-// account leases the current batch's bytes (see putReader).
-func (r *putReader) account() error {
-	r.bytes += tables.RecordBytes(r.RecordBatch())
-	return r.lease.growTo(r.bytes)
-}
-
-func (r *putReader) Err() error {
-	if r.err != nil {
-		return r.err
-	}
-	return putStreamError(r.Reader.Err())
-}
+func (r *putReader) Err() error { return putStreamError(r.Reader.Err()) }
 
 func putStreamError(err error) error {
 	var se interface{ GRPCStatus() *status.Status }

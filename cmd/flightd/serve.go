@@ -56,6 +56,10 @@ const memoryHeadroom = 512 << 20
 // and the garbage the collector has not reclaimed yet.
 const runtimeOverhead = 128 << 20
 
+// runtimeSlack is how far under --memory-limit the Go runtime's soft
+// memory limit is set.
+const runtimeSlack = runtimeOverhead
+
 // minMemoryLimit is the smallest --memory-limit accepted.
 const minMemoryLimit = 2 * runtimeOverhead
 
@@ -283,7 +287,10 @@ func memoryLimit(cfg serveConfig) string {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		return v + " ($GOMEMLIMIT)"
 	}
-	limit := cfg.limit()
+	// The runtime counts the memory it maps, not the binary's text or
+	// what the kernel has yet to take back: keep it a little under the
+	// limit, so that RSS stays under it when the budget is full.
+	limit := cfg.limit() - runtimeSlack
 	debug.SetMemoryLimit(limit)
 	return formatBytes(limit)
 }
