@@ -320,3 +320,35 @@ func abusePutsOnly(t testing.TB, c *client.Client) *outcomes {
 	wg.Wait()
 	return o
 }
+
+// BenchmarkAbuse prints flightd's peak RSS through the whole abuse
+// scenario at once: 100 stalled rank streams, 4 giant plans and 4 puts
+// of 200 MB, with --memory-limit 1GiB. $WEFT_ABUSE_FLIGHTD names another
+// flightd binary to measure (e.g. one built from main before the limits:
+// it gets only the flags it knows). Results: bench/abuse-results.md.
+//
+//	go test -run '^$' -bench Abuse -benchtime 1x ./cmd/flightd/
+func BenchmarkAbuse(b *testing.B) {
+	bin, env := os.Args[0], []string{asFlightd + "=1"}
+	args := abuseArgs(b.TempDir())
+	if other := os.Getenv("WEFT_ABUSE_FLIGHTD"); other != "" {
+		bin, env = other, nil
+		args = []string{"--store", b.TempDir(), "--memory-limit", "1GiB", "--row-group-rows", abuseRowGroups}
+	}
+	for b.Loop() {
+		srv := startBinary(b, bin, env, args...)
+		c := dial(b, srv.addr)
+		abuseSetup(b, c)
+		o := abuse(b, c, true)
+		peak, err := peakRSS(srv.cmd.Process.Pid)
+		require.NoError(b, err)
+		alive := "yes"
+		if _, err := c.Branches(context.Background(), "robotics"); err != nil {
+			alive = "no: " + err.Error()
+		}
+		fmt.Printf("binary %s\noutcomes %v\npeak RSS %d MiB (--memory-limit 1024 MiB); still serving: %s\n", bin, o.counts, peak>>20, alive)
+		b.ReportMetric(float64(peak>>20), "peak-MiB")
+		srv.kill()
+		args[1] = b.TempDir()
+	}
+}
