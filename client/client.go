@@ -33,13 +33,56 @@ type Options struct {
 	MaxRecvMessageBytes int
 	// MaxSendMessageBytes bounds one outgoing message (one Put batch); 0
 	// keeps gRPC's default (no limit on the client side; the server
-	// accepts 256 MiB by default).
+	// accepts 64 MiB by default). Put cuts batches into pieces of about
+	// PutPieceBytes anyway.
 	MaxSendMessageBytes int
 	// Allocator for the Arrow memory of streams; nil means
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// DialOptions are added to the client's own.
 	DialOptions []grpc.DialOption
+}
+
+// PutPieceBytes is the most Arrow bytes Put sends in one message, when
+// rows allow: larger batches go as consecutive slices, well within the
+// server's message limit (flightd --max-message-size, 64 MiB by default).
+const PutPieceBytes = 16 << 20
+
+// pieces yields rec as slices of about at most size bytes (whole rows;
+// sizes estimated from the average row), each to be released.
+func pieces(rec arrow.RecordBatch, size int64) iter.Seq[arrow.RecordBatch] {
+	return func(yield func(arrow.RecordBatch) bool) {
+		n := rec.NumRows()
+		var total int64
+		for _, c := range rec.Columns() {
+			total += dataBytes(c.Data())
+		}
+		if total <= size || n <= 1 {
+			rec.Retain()
+			yield(rec)
+			return
+		}
+		rows := max(1, n*size/total)
+		for i := int64(0); i < n; i += rows {
+			if !yield(rec.NewSlice(i, min(n, i+rows))) {
+				return
+			}
+		}
+	}
+}
+
+// dataBytes is the bytes of d's buffers and its children's.
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
 }
 
 // Client is a connection to a flightd. Safe for concurrent use.
@@ -185,15 +228,17 @@ func (c *Client) Put(ctx context.Context, d PutDescriptor, r array.RecordReader)
 		}
 	}
 	var werr error
-	for r.Next() {
-		if meta != nil {
-			werr = w.WriteWithAppMetadata(r.RecordBatch(), meta)
-			meta = nil
-		} else {
-			werr = w.Write(r.RecordBatch())
-		}
-		if werr != nil {
-			break
+	for r.Next() && werr == nil {
+		for piece := range pieces(r.RecordBatch(), PutPieceBytes) {
+			if werr == nil {
+				if meta != nil {
+					werr = w.WriteWithAppMetadata(piece, meta)
+					meta = nil
+				} else {
+					werr = w.Write(piece)
+				}
+			}
+			piece.Release()
 		}
 	}
 	if err := r.Err(); err != nil {

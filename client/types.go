@@ -348,6 +348,10 @@ func (c *RunCommand) Validate() error {
 		return fmt.Errorf(`%w: give "recipe" (an object) or "run" (a run id): %s`, errdefs.ErrInvalidArgument, RunCommands)
 	case c.WorldSize != nil && *c.WorldSize < 1:
 		return fmt.Errorf("%w: world_size %d must be at least 1", errdefs.ErrInvalidArgument, *c.WorldSize)
+	case c.StartStep < 0:
+		return fmt.Errorf("%w: start_step %d is negative; give the first step to serve (0 or more)", errdefs.ErrInvalidArgument, c.StartStep)
+	case c.EndStep < 0:
+		return fmt.Errorf("%w: end_step %d is negative; give one past the last step to serve, or leave it out for the run's end", errdefs.ErrInvalidArgument, c.EndStep)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ var actions = []action{
 	{"create_project", `Create a project with branch "main" at an empty root commit. Body {"project"}; result {"project","branch","commit"}.`, (*Service).createProject},
 	{"create_branch", `Create a branch at the commit a ref names. Body {"project","branch","from"} (from: a branch or commit id; default "main"); result {"branch","commit"}.`, (*Service).createBranch},
 	{"list_branches", `List a project's branches. Body {"project"}; result [{"branch","commit"}], sorted by name.`, (*Service).listBranches},
-	{"log", `List the commits reachable from a ref, newest first. Body {"project","ref","limit"?} (ref default "main"; no limit: all); result [{"commit","parent","time","message","tables"}].`, (*Service).logAction},
+	{"log", `List the commits reachable from a ref, newest first. Body {"project","ref","limit"?} (ref default "main"; no limit: all, up to the server's --max-list, 10,000 by default); result [{"commit","parent","time","message","tables"}].`, (*Service).logAction},
 }
 
 func actionNames() string {
@@ -54,6 +54,9 @@ func (s *Service) DoAction(a *arrowflight.Action, stream arrowflight.FlightServi
 		for _, act := range actions {
 			if act.name != a.GetType() {
 				continue
+			}
+			if err := s.checkLen(act.name+" body", a.GetBody()); err != nil {
+				return err
 			}
 			res, err := act.run(s, ctx, a.GetBody())
 			if err != nil {
@@ -137,6 +140,9 @@ func (s *Service) listBranches(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(branches) > s.opts.MaxListEntries {
+		return nil, fmt.Errorf("%w: project %s has %d branches, over the server's limit of %d entries in one list (--max-list); delete branches you no longer need, or ask the operator to raise the limit", ErrTooLarge, p, len(branches), s.opts.MaxListEntries)
+	}
 	out := make([]client.Branch, len(branches))
 	for i, b := range branches {
 		out[i] = client.Branch{Branch: string(b.Name), Commit: string(b.Head)}
@@ -159,13 +165,21 @@ func (s *Service) logAction(ctx context.Context, body []byte) (any, error) {
 	if req.Ref == "" {
 		req.Ref = string(versions.MainBranch)
 	}
-	limit := 0
+	// Without a limit, the whole history up to MaxListEntries: one more
+	// is asked for, to tell a longer history apart.
+	limit := s.opts.MaxListEntries + 1
 	if req.Limit != nil {
+		if *req.Limit > s.opts.MaxListEntries {
+			return nil, fmt.Errorf("%w: limit %d is over the server's limit of %d entries in one list (--max-list); ask for fewer, and page with \"ref\" set to the last commit listed", ErrTooLarge, *req.Limit, s.opts.MaxListEntries)
+		}
 		limit = *req.Limit
 	}
 	commits, err := s.v.Log(ctx, p, req.Ref, limit)
 	if err != nil {
 		return nil, err
+	}
+	if len(commits) > s.opts.MaxListEntries {
+		return nil, fmt.Errorf("%w: the history of %s at %q has more than %d commits, the server's limit of entries in one list (--max-list); give \"limit\" (at most %d), and page with \"ref\" set to the last commit listed", ErrTooLarge, p, req.Ref, s.opts.MaxListEntries, s.opts.MaxListEntries)
 	}
 	out := make([]client.LogEntry, len(commits))
 	for i, c := range commits {

@@ -25,6 +25,13 @@ var (
 	// ErrBadTicket: a ticket that this server did not issue, or that was
 	// cut short or altered.
 	ErrBadTicket = fmt.Errorf("%w: bad ticket", ErrBadRequest)
+	// ErrTooLarge: a request over one of the server's limits by itself
+	// (a JSON input, a world size, a step, a reply, a list): it will never
+	// be served as it is.
+	ErrTooLarge = fmt.Errorf("%w: over a server limit", errdefs.ErrInvalidArgument)
+	// ErrBusy: the server is at its limit of streams or puts running at
+	// once, or of memory; the same call may succeed later.
+	ErrBusy = fmt.Errorf("%w: server busy", errdefs.ErrResourceExhausted)
 )
 
 // code classifies err; errgrpc.Code is the one mapping from kinds to codes.

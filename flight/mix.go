@@ -32,6 +32,9 @@ func (s *Service) resolveRun(ctx context.Context, r *client.RunCommand) (*mix.Ru
 		if err := requireRecipe(ctx, r.Recipe); err != nil {
 			return nil, err
 		}
+		if err := s.precheckRecipe(ctx, r); err != nil {
+			return nil, err
+		}
 		return s.mix.Resolve(ctx, recipe)
 	}
 	id, err := s.mix.FindRun(ctx, r.Run)
@@ -104,11 +107,14 @@ func decodeRankTicket(payload []byte) (*rankTicket, error) {
 // runInfo answers a run command: the run's schema, one endpoint per rank
 // (endpoint r is rank r), and the run record as app_metadata.
 func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, r *client.RunCommand) (*arrowflight.FlightInfo, error) {
+	world := r.World()
+	if err := s.checkWorldSize(world); err != nil {
+		return nil, err
+	}
 	run, err := s.resolveRun(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	world := r.World()
 	if err := run.CheckWorld(world); err != nil {
 		return nil, err
 	}
@@ -117,6 +123,13 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 		end = run.Steps()
 	}
 	if err := run.CheckSteps(r.StartStep, end); err != nil {
+		return nil, err
+	}
+	rowBytes, err := s.runRowBytes(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkStep(run.BatchSize(), world, rowBytes); err != nil {
 		return nil, err
 	}
 	info := &arrowflight.FlightInfo{
@@ -142,6 +155,9 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 		}
 		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}, AppMetadata: meta})
 	}
+	if err := s.checkReply(info); err != nil {
+		return nil, fmt.Errorf("%w; plan fewer ranks (world_size)", err)
+	}
 	return info, nil
 }
 
@@ -159,6 +175,22 @@ func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowfli
 	if err := run.CheckStream(rt.Rank, rt.World, rt.Start, rt.End); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadTicket, err)
 	}
+	// Lease what the stream will hold (its steps and pinned blocks) for as
+	// long as it runs: a reader that stops reading costs its own stream's
+	// worth, counted against --memory-limit.
+	rowBytes, err := s.runRowBytes(ctx, run)
+	if err != nil {
+		return err
+	}
+	if err := s.checkStep(run.BatchSize(), rt.World, rowBytes); err != nil {
+		return err
+	}
+	_, _, cost := s.streamCost(rowBytes, int64(run.BatchSize()/rt.World))
+	lease, err := s.lease(ctx, cost, fmt.Sprintf("rank stream %d/%d of run %s", rt.Rank, rt.World, run.ID().Short()))
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
 	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(run.Schema()), ipc.WithAllocator(s.mem))
 	defer func() {
 		if cerr := w.Close(); err == nil && cerr != nil {

@@ -18,7 +18,10 @@ type Options struct {
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// MaxRecvMessageBytes bounds one incoming gRPC message (one DoPut
-	// batch). gRPC's default is 4 MiB; Weft accepts 256 MiB.
+	// batch). gRPC's default is 4 MiB; Weft accepts 64 MiB, so that every
+	// put leases one message's worth of the memory budget before it
+	// receives anything. The clients cut larger batches into pieces of
+	// 16 MiB (client.PutPieceBytes, python/weft).
 	MaxRecvMessageBytes int
 	// BatchBytes is the target size of one DoGet record batch: scans are
 	// sliced to stay at or below it whenever single rows allow. Keep it
@@ -46,17 +49,69 @@ type Options struct {
 	// collection (`flightd admin gc --older-than`, 24 h by convention),
 	// which assumes every put finishes within it (see package gc).
 	PutTimeout time.Duration
+	// Limits on each request (see docs/operations.md, "Limits"): a call
+	// over one is refused with InvalidArgument (too big by definition) or,
+	// for the concurrency limits, ResourceExhausted after waiting up to
+	// QueueWait.
+
+	// MaxCommandBytes bounds a JSON command (a GetFlightInfo or GetSchema
+	// descriptor), a DoAction body and a DoPut's app_metadata, checked
+	// before they are decoded.
+	MaxCommandBytes int
+	// MaxWorldSize bounds a run command's world_size: the endpoints, and
+	// the tickets, of one FlightInfo.
+	MaxWorldSize int
+	// MaxReplyBytes bounds the encoded size of one FlightInfo (a run's
+	// record and endpoints, a scan's endpoints).
+	MaxReplyBytes int
+	// MaxStepBytes bounds one rank's step (batch_size/world_size rows
+	// times the run's widest row), refused when a run is planned and when
+	// its stream starts. With a Budget, a rank stream's estimated holding
+	// (StreamSteps steps and StreamBlocks blocks) must also fit in half of
+	// it.
+	MaxStepBytes int64
+	// MaxListEntries bounds the entries of one log or list_branches
+	// result.
+	MaxListEntries int
+	// MaxStreams bounds the DoGet streams (scans and rank streams) served
+	// at once; MaxPuts the DoPuts. A call over the bound waits up to
+	// QueueWait for a slot, then fails with ResourceExhausted.
+	MaxStreams, MaxPuts int
+	QueueWait           time.Duration
+	// StreamSteps and StreamBlocks are what a rank stream holds at most:
+	// steps being built, prefetched or sent (mix's Prefetch + 2) and
+	// decoded blocks pinned for them (mix's ReadAhead). A stream leases
+	// their estimated bytes from the Budget for as long as it runs.
+	StreamSteps, StreamBlocks int
+	// PutBufferBytes is what a put buffers before its row group is
+	// written (tables' RowGroupBytes): a put leases up to this much, as
+	// its rows arrive, on top of one message.
+	PutBufferBytes int64
+
 	// ServerOptions are added to the gRPC server's own (interceptors run
 	// after the Service's recovery interceptor).
 	ServerOptions []grpc.ServerOption
 }
 
-// DefaultOptions: 256 MiB put messages, 3 MiB scan batches and step
+// DefaultOptions: 64 MiB put messages, 3 MiB scan batches and step
 // messages, 128 MiB endpoints, 4 batches decoded ahead, 10 s shutdown
-// grace, 1 h put timeout.
+// grace, 1 h put timeout; limits: 4 MiB commands, world_size 4096, 16 MiB
+// replies, 256 MiB steps, 10,000 list entries, 256 streams and 16 puts at
+// once with 10 s of waiting for a slot.
 func DefaultOptions() Options {
 	return Options{
-		MaxRecvMessageBytes: 256 << 20,
+		MaxCommandBytes:     4 << 20,
+		MaxWorldSize:        4096,
+		MaxReplyBytes:       16 << 20,
+		MaxStepBytes:        256 << 20,
+		MaxListEntries:      10000,
+		MaxStreams:          256,
+		MaxPuts:             16,
+		QueueWait:           10 * time.Second,
+		StreamSteps:         6,
+		StreamBlocks:        8,
+		PutBufferBytes:      128 << 20,
+		MaxRecvMessageBytes: 64 << 20,
 		BatchBytes:          3 << 20,
 		EndpointBytes:       128 << 20,
 		Prefetch:            4,
@@ -81,6 +136,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: ShutdownGrace is %v; it must be 0 or more", o.ShutdownGrace)
 	case o.StepMessageBytes < 1:
 		return fmt.Errorf("flight options: StepMessageBytes is %d; it must be positive", o.StepMessageBytes)
+	case o.MaxCommandBytes < 1<<10 || o.MaxReplyBytes < 1<<10:
+		return fmt.Errorf("flight options: MaxCommandBytes (%d) and MaxReplyBytes (%d) must be at least 1 KiB", o.MaxCommandBytes, o.MaxReplyBytes)
+	case o.MaxWorldSize < 1 || o.MaxListEntries < 1 || o.MaxStreams < 1 || o.MaxPuts < 1:
+		return fmt.Errorf("flight options: MaxWorldSize (%d), MaxListEntries (%d), MaxStreams (%d) and MaxPuts (%d) must be at least 1", o.MaxWorldSize, o.MaxListEntries, o.MaxStreams, o.MaxPuts)
+	case o.MaxStepBytes < 1 || o.PutBufferBytes < 0 || o.StreamSteps < 1 || o.StreamBlocks < 0 || o.QueueWait < 0:
+		return fmt.Errorf("flight options: MaxStepBytes (%d) and StreamSteps (%d) must be positive; PutBufferBytes, StreamBlocks and QueueWait 0 or more", o.MaxStepBytes, o.StreamSteps)
 	case o.PutTimeout <= 0:
 		return fmt.Errorf("flight options: PutTimeout is %v; it must be positive (and under the gc grace period)", o.PutTimeout)
 	}

@@ -33,6 +33,22 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 	putCtx, cancel := context.WithTimeout(ctx, s.opts.PutTimeout)
 	defer cancel()
 	err := func() error {
+		release, err := s.slot(ctx, s.lim.puts, "puts", s.opts.MaxPuts, "--max-puts")
+		if err != nil {
+			return err
+		}
+		defer release()
+		// Room, before anything is received, for one message (gRPC
+		// allocates it whole) and for the row group being encoded: the
+		// encoder holds its pages (about its Arrow bytes, as noise does
+		// not compress) and, while its buffers grow, copies of them. It is
+		// leased whole, up front: puts that each held part of what they
+		// need and waited for the rest would wait for each other.
+		lease, err := s.lease(putCtx, s.putCost(), "a DoPut (one message and one row group being encoded)")
+		if err != nil {
+			return err
+		}
+		defer lease.Release()
 		r, err := arrowflight.NewRecordReader(&deadlineStream{FlightService_DoPutServer: stream, ctx: putCtx}, ipc.WithAllocator(s.mem))
 		if err != nil {
 			return putStreamError(err)
@@ -51,6 +67,9 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		pr := &putReader{Reader: r, pending: r.Next()}
 		var opts tables.AppendOptions
 		if pr.pending {
+			if err := s.checkLen("DoPut app_metadata", r.LatestAppMetadata()); err != nil {
+				return err
+			}
 			if opts.IdempotencyKey, err = parsePutMetadata(r.LatestAppMetadata()); err != nil {
 				return err
 			}

@@ -39,6 +39,15 @@ func parseDescriptor(d *arrowflight.FlightDescriptor) (*client.ScanRequest, *cli
 	return nil, nil, fmt.Errorf("%w: descriptor type %v; send a path [project, ref, table] or a JSON command: %s", ErrBadRequest, d.GetType(), client.Commands)
 }
 
+// parseDescriptor is parseDescriptor with the command's length checked
+// first.
+func (s *Service) parseDescriptor(d *arrowflight.FlightDescriptor) (*client.ScanRequest, *client.RunCommand, error) {
+	if err := s.checkLen("command", d.GetCmd()); err != nil {
+		return nil, nil, err
+	}
+	return parseDescriptor(d)
+}
+
 // resolve validates a scan request and pins it to a table version.
 func (s *Service) resolve(ctx context.Context, r *client.ScanRequest) (*tables.Version, *arrow.Schema, error) {
 	if err := r.Validate(); err != nil {
@@ -69,7 +78,7 @@ func (s *Service) resolve(ctx context.Context, r *client.ScanRequest) (*tables.V
 // GetSchema returns the (projected) schema of a scan.
 func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
 	res, err := func() (*arrowflight.SchemaResult, error) {
-		req, mreq, err := parseDescriptor(d)
+		req, mreq, err := s.parseDescriptor(d)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +103,7 @@ func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor
 func (s *Service) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
 	s.hook("GetFlightInfo")
 	info, err := func() (*arrowflight.FlightInfo, error) {
-		req, mreq, err := parseDescriptor(d)
+		req, mreq, err := s.parseDescriptor(d)
 		if err != nil {
 			return nil, err
 		}
@@ -195,6 +204,9 @@ func (s *Service) flightInfo(ctx context.Context, d *arrowflight.FlightDescripto
 		}
 		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}})
 	}
+	if err := s.checkReply(info); err != nil {
+		return nil, fmt.Errorf("%w; scan fewer columns, or ask the operator for a larger --scan-endpoint-size", err)
+	}
 	return info, nil
 }
 
@@ -237,6 +249,11 @@ func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_
 		if err != nil {
 			return err
 		}
+		release, err := s.slot(ctx, s.lim.streams, "DoGet streams", s.opts.MaxStreams, "--max-streams")
+		if err != nil {
+			return err
+		}
+		defer release()
 		switch kind {
 		case kindScan:
 			st, err := decodeScanTicket(payload)
@@ -288,6 +305,13 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadTicket, err)
 	}
+	// What the stream holds: the batches decoded ahead, the one being
+	// sent and the one being decoded.
+	lease, err := s.lease(ctx, int64(s.opts.Prefetch+2)*s.opts.BatchBytes, "scan stream")
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
 
 	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer func() {

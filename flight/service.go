@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/auth"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -32,6 +33,8 @@ type Service struct {
 	authn  *auth.Interceptors
 	signer *auth.Signer
 	opts   Options
+	budget *membudget.Budget // nil: unlimited
+	lim    *limiter          // limits.go
 	mem    memory.Allocator
 	log    *slog.Logger
 	// beforeCall, when set (tests only), runs at the start of DoAction,
@@ -61,6 +64,11 @@ type Parts struct {
 	// auth.DefaultSignerOptions, which creates the bucket's first key if
 	// there is none (a write to the store; cmd/flightd builds it itself).
 	Signer *auth.Signer
+	// Budget is the process's memory budget (flightd's --memory-limit):
+	// rank and scan streams lease the bytes they hold, puts the message
+	// and the row group they buffer. Build the mix engine's and the
+	// tables store's caches over the same budget. nil is unlimited.
+	Budget *membudget.Budget
 	// Metrics: a prometheus.Registerer joins here with issue 11's metrics
 	// (not a dependency yet).
 }
@@ -76,7 +84,7 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, signer: parts.Signer, opts: opts, mem: opts.Allocator, log: opts.Logger}
+	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

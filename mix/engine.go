@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/internal/cache"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -49,6 +50,9 @@ type Options struct {
 	// OnRunRecordStored, if not nil, is called each time the engine
 	// writes a run record (Store), not when it finds one stored already.
 	OnRunRecordStored func()
+	// Budget, if set, is the process memory budget the block cache leases
+	// its blocks from (and gives back under pressure); nil: CacheBytes only.
+	Budget *membudget.Budget
 }
 
 // DefaultOptions: a 1 GiB cache, 4 steps prefetched, 8 reads per stream,
@@ -138,6 +142,7 @@ func New(ts *tables.Store, opts Options) (*Engine, error) {
 	// The cache holds one reference to each block; readers pin blocks
 	// with handles, so an evicted block lives until its last user is done.
 	e.cache = cache.New[blockKey, arrow.RecordBatch](opts.CacheBytes, func(_ blockKey, rec arrow.RecordBatch) { rec.Release() })
+	e.cache.UseBudget(opts.Budget)
 	e.reader = ts.NewReader(e.mem)
 	e.decoders = make(chan struct{}, opts.Decoders)
 	e.layout, e.windowBytes = tables.DefaultLayout(), windowBytes

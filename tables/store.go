@@ -18,6 +18,7 @@ import (
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/internal/cache"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	Allocator memory.Allocator
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Budget, if set, is the process memory budget the footer cache leases
+	// from (and gives back under pressure); nil: FooterCacheBytes only.
+	Budget *membudget.Budget
 }
 
 // DefaultOptions: row groups of at most 65,536 rows and 128 MiB, 64 MiB
@@ -77,6 +81,7 @@ func New(v *versions.Store, opts Options) (*Store, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.footers = cache.New[string, *fileMeta](opts.FooterCacheBytes, nil)
+	s.footers.UseBudget(opts.Budget)
 	return s, nil
 }
 

@@ -35,9 +35,16 @@ type flightdProc struct {
 
 // startFlightd runs `flightd serve` (this test binary) over a store, on a
 // free port, and returns once it serves.
-func startFlightd(t *testing.T, env []string, args ...string) *flightdProc {
+func startFlightd(t testing.TB, env []string, args ...string) *flightdProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json", "--row-group-rows", "300"}, args...)...)
+	return startBinary(t, os.Args[0], env, append([]string{"--row-group-rows", "300"}, args...)...)
+}
+
+// startBinary runs `BIN serve` over a store (BIN: a flightd binary, or
+// this test binary), on a free port, and returns once it serves.
+func startBinary(t testing.TB, bin string, env []string, args ...string) *flightdProc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...)...)
 	cmd.Env = append(append(os.Environ(), asFlightd+"=1"), env...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -73,7 +80,7 @@ func (p *flightdProc) kill() {
 	<-p.done
 }
 
-func dial(t *testing.T, addr string) *client.Client {
+func dial(t testing.TB, addr string) *client.Client {
 	c, err := client.Dial(addr, client.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })

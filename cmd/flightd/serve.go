@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -33,15 +34,34 @@ type serveConfig struct {
 	mix         mix.Options
 	tables      tables.Options
 	versions    versions.Options
-	// memoryLimit is the Go runtime's soft memory limit; 0 means the
-	// cache size plus memoryHeadroom. $GOMEMLIMIT, when set, wins.
+	// memoryLimit bounds the process: the memory budget (membudget) is
+	// memoryLimit minus runtimeOverhead, and the Go runtime's soft memory
+	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom.
+	// $GOMEMLIMIT, when set, wins for the runtime's limit only.
 	memoryLimit int64
-	security    securityConfig // security.go
+	// memoryWait is how long new work waits for memory before it is
+	// refused with RESOURCE_EXHAUSTED.
+	memoryWait time.Duration
+	security   securityConfig // security.go
 }
 
 // memoryHeadroom is what the default memory limit allows beyond the block
 // cache: the blocks and batches of running streams, gRPC buffers, footers.
 const memoryHeadroom = 512 << 20
+
+// runtimeOverhead is the part of --memory-limit kept out of the memory
+// budget, for what no lease counts: the Go runtime and binary (an idle
+// flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
+// buffers, unary requests being decoded (each under --max-command-size),
+// and the garbage the collector has not reclaimed yet.
+const runtimeOverhead = 128 << 20
+
+// runtimeSlack is how far under --memory-limit the Go runtime's soft
+// memory limit is set.
+const runtimeSlack = runtimeOverhead
+
+// minMemoryLimit is the smallest --memory-limit accepted.
+const minMemoryLimit = 2 * runtimeOverhead
 
 func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -58,13 +78,22 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.logLevel, "log-level", cfg.logLevel, "log `level`: debug, info, warn or error")
 	fs.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "log `format`: text or json (one object per line), on stderr")
 
-	sizeVar(fs, &cfg.flight.MaxRecvMessageBytes, "max-message-size", "largest gRPC message accepted, i.e. one DoPut batch: a `SIZE` like 256MiB, 64KiB or 1048576")
+	sizeVar(fs, &cfg.flight.MaxRecvMessageBytes, "max-message-size", "largest gRPC message accepted, i.e. one DoPut batch (every put leases this much of --memory-limit while it runs; clients send pieces of 16MiB): a `SIZE` like 64MiB, 64KiB or 1048576")
 	size64Var(fs, &cfg.flight.BatchBytes, "scan-batch-size", "target `SIZE` of one DoGet batch; keep it under 4MiB, gRPC clients' default limit")
 	size64Var(fs, &cfg.flight.EndpointBytes, "scan-endpoint-size", "target Parquet `SIZE` of one scan endpoint (row groups are grouped into endpoints of about this size)")
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "soft limit of the Go heap (`SIZE`), so the garbage collector keeps RSS near it rather than at twice the live heap; 0 means --cache-size plus 512MiB; $GOMEMLIMIT, if set, wins")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`, at least 256MiB): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 128MiB (runtime overhead), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; the Go runtime's soft memory limit is set to the budget ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
+	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
+	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
+	sizeVar(fs, &cfg.flight.MaxReplyBytes, "max-reply-size", "largest FlightInfo reply (`SIZE`); a bigger one is INVALID_ARGUMENT")
+	size64Var(fs, &cfg.flight.MaxStepBytes, "max-step-size", "largest step of one rank (`SIZE`: batch_size/world_size rows times the row size); a run with bigger steps is INVALID_ARGUMENT when planned")
+	fs.IntVar(&cfg.flight.MaxListEntries, "max-list", cfg.flight.MaxListEntries, "most entries of one log or list_branches result (`N`)")
+	fs.IntVar(&cfg.flight.MaxStreams, "max-streams", cfg.flight.MaxStreams, "most DoGet streams (scans and rank streams) served at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.IntVar(&cfg.flight.MaxPuts, "max-puts", cfg.flight.MaxPuts, "most DoPuts running at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.DurationVar(&cfg.flight.QueueWait, "queue-wait", cfg.flight.QueueWait, "how long a stream or put waits for a place under --max-streams or --max-puts (`DURATION`)")
 	fs.IntVar(&cfg.mix.Prefetch, "mix-prefetch", cfg.mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
 	fs.Int64Var(&cfg.tables.RowGroupRows, "row-group-rows", cfg.tables.RowGroupRows, "most rows in one Parquet row group of a written file (`N`)")
@@ -80,6 +109,11 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 Serve Weft's Arrow Flight protocol (projects, branches, table puts and scans,
 training runs and their rank streams) over a store, until SIGINT or SIGTERM: then stop accepting calls, let running
 ones finish for --shutdown-grace, cancel the rest, and exit 0.
+
+Memory: --memory-limit bounds the whole process; every request is bounded
+too (--max-* flags; docs/operations.md, "Limits"): a request too big by
+itself is refused with INVALID_ARGUMENT, one that finds the server at a
+limit waits, then gets RESOURCE_EXHAUSTED; both say which limit.
 
 Exit status: 0 after a signal, 2 for a bad flag or an unreachable store or
 address, 1 if the server fails while running.
@@ -149,6 +183,15 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	cfg.flight.Logger, cfg.mix.Logger, cfg.tables.Logger, cfg.versions.Logger = log, log, log, log
+	budget, err := cfg.budget()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg.mix.Budget, cfg.tables.Budget = budget, budget
+	// What a rank stream holds (flight's estimate) follows mix's pipeline;
+	// what a put buffers, tables' row groups.
+	cfg.flight.StreamSteps, cfg.flight.StreamBlocks = cfg.mix.Prefetch+2, cfg.mix.ReadAhead
+	cfg.flight.PutBufferBytes = cfg.tables.RowGroupBytes
 	if err := cfg.flight.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
@@ -191,13 +234,13 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	defer engine.Close()
-	ms.watch(engine, nil) // no memory budget yet: none to export
+	ms.watch(engine, budget)
 	sec, err := cfg.security.build(openCtx, cfg.addr, b, log)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	cfg.flight.ServerOptions = append(cfg.flight.ServerOptions, sec.serverOptions...)
-	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, Authenticator: sec.authenticator, Signer: sec.signer}, cfg.flight)
+	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -212,7 +255,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	lis = ms.start(log, svc.Ping, lis)
 	limit := memoryLimit(cfg)
-	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit)
+	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit, "memory_budget", formatBytes(budget.Stats().Total))
 	if err := svc.Serve(ctx, lis); err != nil {
 		log.Error("server failed", "err", err)
 		return exitFail
@@ -220,16 +263,35 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return exitOK
 }
 
-// memoryLimit sets the Go runtime's soft memory limit from the config
+// limit is the process's memory bound: --memory-limit, or the cache size
+// plus memoryHeadroom.
+func (cfg serveConfig) limit() int64 {
+	if cfg.memoryLimit != 0 {
+		return cfg.memoryLimit
+	}
+	return cfg.mix.CacheBytes + memoryHeadroom
+}
+
+// budget builds the process's memory budget: the limit minus the runtime
+// overhead.
+func (cfg serveConfig) budget() (*membudget.Budget, error) {
+	limit := cfg.limit()
+	if limit < minMemoryLimit {
+		return nil, fmt.Errorf("--memory-limit %s is under the %s minimum (%s of it is runtime overhead)", formatBytes(limit), formatBytes(minMemoryLimit), formatBytes(runtimeOverhead))
+	}
+	return membudget.New(membudget.Options{Total: limit - runtimeOverhead, MaxWait: cfg.memoryWait})
+}
+
+// memoryLimit sets the Go runtime's soft memory limit to the budget
 // unless $GOMEMLIMIT is set, and returns the limit in force, for the log.
 func memoryLimit(cfg serveConfig) string {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		return v + " ($GOMEMLIMIT)"
 	}
-	limit := cfg.memoryLimit
-	if limit == 0 {
-		limit = cfg.mix.CacheBytes + memoryHeadroom
-	}
+	// The runtime counts the memory it maps, not the binary's text or
+	// what the kernel has yet to take back: keep it a little under the
+	// limit, so that RSS stays under it when the budget is full.
+	limit := cfg.limit() - runtimeSlack
 	debug.SetMemoryLimit(limit)
 	return formatBytes(limit)
 }

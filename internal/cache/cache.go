@@ -25,6 +25,13 @@
 //     bytes are at most a target, for a caller that must free memory now.
 //     Pinned entries can be evicted (they stop counting as resident); their
 //     memory is freed when their last Handle goes.
+//   - Budget (optional, UseBudget). Every resident entry holds a lease on
+//     its bytes from a membudget.Budget, taken with TryAcquire when it is
+//     admitted: when the budget is short, the cache evicts its own least
+//     recently used entries first, and a value that still does not fit is
+//     handed to its callers but not kept. The lease is returned when the
+//     value is released. The cache registers itself as a reclaimer, so
+//     that other holders of the budget can make it give memory back.
 //
 // All methods are safe for concurrent use.
 package cache
@@ -34,6 +41,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/weftdata/weft/internal/membudget"
 )
 
 // Loader makes the value of a key: it returns the value and its size in
@@ -44,6 +53,7 @@ type Loader[V any] func(ctx context.Context) (V, int64, error)
 // value is not usable; call New.
 type Cache[K comparable, V any] struct {
 	release func(K, V)
+	budget  *membudget.Budget // nil: bounded by capacity only
 	running sync.WaitGroup // loads in flight
 
 	mu struct {
@@ -65,6 +75,7 @@ type entry[K comparable, V any] struct {
 	size     int64
 	pins     int  // outstanding handles
 	resident bool // in the LRU, counted in bytes
+	lease    *membudget.Lease
 }
 
 // flight is one load in progress.
@@ -121,6 +132,7 @@ func (c *Cache[K, V]) unpin(e *entry[K, V]) {
 }
 
 func (c *Cache[K, V]) free(e *entry[K, V]) {
+	e.lease.Release()
 	if c.release != nil {
 		c.release(e.key, e.val)
 	}
@@ -223,7 +235,7 @@ func (c *Cache[K, V]) run(ctx context.Context, k K, f *flight[K, V], load Loader
 		c.loadedBytes.Add(size)
 		e := &entry[K, V]{key: k, val: val, size: size, pins: f.waiters}
 		f.e = e
-		if _, dup := c.mu.entries[k]; !dup && size <= c.mu.capacity {
+		if _, dup := c.mu.entries[k]; !dup && size <= c.mu.capacity && c.leaseLocked(e, &evicted) {
 			e.resident = true
 			c.mu.entries[k] = c.mu.lru.PushFront(e)
 			c.mu.bytes += size
@@ -240,6 +252,50 @@ func (c *Cache[K, V]) run(ctx context.Context, k K, f *flight[K, V], load Loader
 	if orphan != nil {
 		c.free(orphan)
 	}
+}
+
+// leaseLocked reserves e's bytes from the budget (always true without
+// one), evicting the cache's own least recently used entries while the
+// budget is short. The leases of evicted entries that no handle pins are
+// returned at once (free returns them again, harmlessly); pinned ones keep
+// theirs until released, as their memory stays in use.
+func (c *Cache[K, V]) leaseLocked(e *entry[K, V], evicted *[]*entry[K, V]) bool {
+	if c.budget == nil {
+		return true
+	}
+	if e.size > c.budget.Stats().Total {
+		return false // would never fit: keep what is cached
+	}
+	for {
+		if l, ok := c.budget.TryAcquire(e.size); ok {
+			e.lease = l
+			return true
+		}
+		if c.mu.lru.Len() == 0 {
+			return false
+		}
+		for _, old := range c.evictLocked(c.mu.bytes - 1) {
+			old.lease.Release()
+			*evicted = append(*evicted, old)
+		}
+	}
+}
+
+// UseBudget makes every resident entry lease its bytes from b (see the
+// package doc) and registers the cache as b's reclaimer: under pressure it
+// evicts about the bytes asked for. Call it once, before the first Get; a
+// nil b changes nothing.
+func (c *Cache[K, V]) UseBudget(b *membudget.Budget) {
+	if b == nil {
+		return
+	}
+	c.budget = b
+	b.OnPressure(func(need int64) {
+		c.mu.Lock()
+		target := c.mu.bytes - need
+		c.mu.Unlock()
+		c.Shrink(target)
+	})
 }
 
 // evictLocked drops least recently used entries until the resident bytes

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 DEFAULT_URI = "grpc://127.0.0.1:8815"
 
-# One DoPut message at most this big (the server accepts 256 MiB by default).
-_PUT_BATCH_BYTES = 64 << 20
+# One DoPut message at most about this big (the server accepts 64 MiB by default:
+# flightd --max-message-size; it leases that much memory per put).
+_PUT_BATCH_BYTES = 16 << 20
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader, "pandas.DataFrame", Iterable[Union[pa.RecordBatch, pa.Table]]]
 

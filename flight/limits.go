@@ -1,0 +1,232 @@
+package flight
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"golang.org/x/sync/semaphore"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/internal/membudget"
+	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+)
+
+// Limits (Options; docs/operations.md, "Limits"). Every request is
+// bounded: its JSON by MaxCommandBytes before it is decoded, a run's
+// endpoints by MaxWorldSize, a reply by MaxReplyBytes, a step by
+// MaxStepBytes (and by the memory budget), list results by
+// MaxListEntries, the streams and puts running at once by MaxStreams and
+// MaxPuts. What a stream or a put holds in memory is leased from the
+// budget for as long as it runs, so that over --memory-limit new work
+// waits and then gets ResourceExhausted rather than pushing the process
+// out of memory.
+
+// limiter is the Service's state for its concurrency limits.
+type limiter struct {
+	streams, puts *semaphore.Weighted
+	rowBytes      struct {
+		sync.Mutex
+		m map[mix.RunID]int64 // estimated bytes of a run's widest row
+	}
+}
+
+// maxCostEntries bounds the runs whose row width the Service remembers.
+const maxCostEntries = 1024
+
+func newLimiter(o Options) *limiter {
+	l := &limiter{streams: semaphore.NewWeighted(int64(o.MaxStreams)), puts: semaphore.NewWeighted(int64(o.MaxPuts))}
+	l.rowBytes.m = make(map[mix.RunID]int64)
+	return l
+}
+
+// slot takes one of a bounded number of places (a stream or a put),
+// waiting up to QueueWait, and returns its release.
+func (s *Service) slot(ctx context.Context, sem *semaphore.Weighted, what string, limit int, flag string) (func(), error) {
+	if sem.TryAcquire(1) {
+		return func() { sem.Release(1) }, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.opts.QueueWait)
+	defer cancel()
+	if err := sem.Acquire(wctx, 1); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: %d %s are running, the server's limit (%s), and none ended within %v; retry later", ErrBusy, limit, what, flag, s.opts.QueueWait)
+	}
+	return func() { sem.Release(1) }, nil
+}
+
+// checkLen refuses a JSON input longer than MaxCommandBytes before it is
+// decoded.
+func (s *Service) checkLen(what string, data []byte) error {
+	if len(data) > s.opts.MaxCommandBytes {
+		return fmt.Errorf("%w: the %s is %d bytes, over the server's limit of %d bytes for one JSON input (--max-command-size); send a smaller one", ErrTooLarge, what, len(data), s.opts.MaxCommandBytes)
+	}
+	return nil
+}
+
+// checkWorldSize refuses more ranks than one reply may list.
+func (s *Service) checkWorldSize(world int) error {
+	if world > s.opts.MaxWorldSize {
+		return fmt.Errorf("%w: world_size %d is over the server's limit of %d ranks (endpoints) per run plan (--max-world-size); plan fewer ranks, or ask the operator to raise the limit", ErrTooLarge, world, s.opts.MaxWorldSize)
+	}
+	return nil
+}
+
+// lease reserves n bytes of the budget for what; nil budget: no-op.
+func (s *Service) lease(ctx context.Context, n int64, what string) (*membudget.Lease, error) {
+	return s.budget.Acquire(ctx, n, what)
+}
+
+// streamCost estimates what a rank stream of rows rows per step, of rows
+// of rowBytes bytes, holds: StreamSteps steps and StreamBlocks decoded
+// blocks of the size mix reads (tables.DefaultLayout).
+func (s *Service) streamCost(rowBytes, rows int64) (step, block, stream int64) {
+	l := tables.DefaultLayout()
+	step = rows * rowBytes
+	block = min(max(rowBytes*l.TargetRows, l.MinBytes), max(l.MaxBytes, l.MinBytes))
+	stream = int64(s.opts.StreamSteps)*step + int64(s.opts.StreamBlocks)*block
+	return step, block, stream
+}
+
+// checkStep refuses a run whose rank streams would hold too much: a step
+// over MaxStepBytes, or a stream over half of the memory budget.
+func (s *Service) checkStep(batch, world int, rowBytes int64) error {
+	rows := int64(batch / max(1, world))
+	step, block, stream := s.streamCost(rowBytes, rows)
+	if step > s.opts.MaxStepBytes {
+		return fmt.Errorf("%w: each rank's step would be about %d bytes (batch_size %d / world_size %d = %d rows of about %d bytes), over the server's limit of %d bytes per step (--max-step-size); raise world_size, lower batch_size or select fewer columns", ErrTooLarge, step, batch, world, rows, rowBytes, s.opts.MaxStepBytes)
+	}
+	if total := s.budget.Stats().Total; total > 0 && stream > total/2 {
+		return fmt.Errorf("%w: a rank stream of this run would hold about %d bytes (%d steps of %d bytes and %d blocks of %d bytes), more than half of the server's memory budget of %d bytes (--memory-limit); raise world_size, lower batch_size, select fewer columns, or ask the operator for more memory", ErrTooLarge, stream, s.opts.StreamSteps, step, s.opts.StreamBlocks, block, total)
+	}
+	return nil
+}
+
+// rowBytes estimates the Arrow bytes of one row of a run over vs with
+// columns (nil: every column of vs[0]): the widest component's average,
+// from the Parquet footers (cached), plus _component and _row.
+func (s *Service) rowBytes(ctx context.Context, vs []*tables.Version, columns []string) (int64, error) {
+	if len(columns) == 0 && len(vs) > 0 {
+		for _, f := range vs[0].Schema.Fields() {
+			columns = append(columns, f.Name)
+		}
+	}
+	var widest int64
+	for _, v := range vs {
+		proj, err := v.Projection(columns)
+		if err != nil {
+			return 0, err
+		}
+		_, bytes, err := s.tables.Layout(ctx, v, proj, tables.DefaultLayout())
+		if err != nil {
+			return 0, err
+		}
+		widest = max(widest, (bytes+v.Rows()-1)/max(1, v.Rows()))
+	}
+	return widest + 4 + 8, nil
+}
+
+// runRowBytes is rowBytes for a resolved run, remembered per run.
+func (s *Service) runRowBytes(ctx context.Context, run *mix.Run) (int64, error) {
+	s.lim.rowBytes.Lock()
+	n, ok := s.lim.rowBytes.m[run.ID()]
+	s.lim.rowBytes.Unlock()
+	if ok {
+		return n, nil
+	}
+	rec := run.Record()
+	vs := make([]*tables.Version, len(rec.Components))
+	for i, c := range rec.Components {
+		v, err := s.tables.TableAt(ctx, c.Project, c.Commit, c.Table)
+		if err != nil {
+			return 0, err
+		}
+		vs[i] = v
+	}
+	n, err := s.rowBytes(ctx, vs, rec.Components[0].Columns)
+	if err != nil {
+		return 0, err
+	}
+	s.lim.rowBytes.Lock()
+	if len(s.lim.rowBytes.m) >= maxCostEntries {
+		clear(s.lim.rowBytes.m)
+	}
+	s.lim.rowBytes.m[run.ID()] = n
+	s.lim.rowBytes.Unlock()
+	return n, nil
+}
+
+// precheckRecipe refuses, before the recipe is resolved (which stores its
+// run record), a run command that could only fail once resolved: a world
+// size that does not divide the batch size, a step range outside the run,
+// a step too big to serve. A component it cannot look up is left to
+// Resolve, whose error names it (and which stores nothing then either).
+//
+// TODO(integrator): once mix resolves without storing (a plan-only
+// Resolve, with an explicit store when a client plans a run), this can
+// check the resolved plan itself instead of recounting steps here; and
+// GetSchema with a recipe should use the plan-only call: today it still
+// stores the run record (mix.Engine.Resolve is the only way to a schema).
+func (s *Service) precheckRecipe(ctx context.Context, r *client.RunCommand) error {
+	rec := r.Recipe
+	world := r.World()
+	if rec.BatchSize > 0 && rec.BatchSize%world != 0 {
+		return fmt.Errorf("%w: world_size %d does not divide batch_size %d; use a divisor of %d (each rank gets batch_size/world_size rows per step)", mix.ErrWorldSize, world, rec.BatchSize, rec.BatchSize)
+	}
+	vs := make([]*tables.Version, len(rec.Components))
+	var rows int64
+	for i, c := range rec.Components {
+		ref := c.Ref
+		if ref == "" {
+			ref = string(versions.MainBranch)
+		}
+		v, err := s.tables.Table(ctx, versions.ProjectName(c.Project), ref, versions.TableName(c.Table))
+		if err != nil {
+			return nil // Resolve names the component at fault
+		}
+		vs[i] = v
+		rows += v.Rows()
+	}
+	steps := rec.Steps
+	if steps == 0 && rec.BatchSize > 0 {
+		steps = (rows + int64(rec.BatchSize) - 1) / int64(rec.BatchSize)
+	}
+	end := r.EndStep
+	if end == 0 {
+		end = steps
+	}
+	switch {
+	case steps < 1:
+		return nil // Resolve explains
+	case r.StartStep >= steps:
+		return fmt.Errorf("%w: start_step %d is not in 0..%d (the run would have %d steps)", mix.ErrStepRange, r.StartStep, steps-1, steps)
+	case end <= r.StartStep || end > steps:
+		return fmt.Errorf("%w: end_step %d is not in %d..%d (the run would have %d steps)", mix.ErrStepRange, end, r.StartStep+1, steps, steps)
+	}
+	rb, err := s.rowBytes(ctx, vs, rec.Components[0].Columns)
+	if err != nil {
+		return nil // Resolve explains
+	}
+	return s.checkStep(rec.BatchSize, world, rb)
+}
+
+// putCost is what one put leases for as long as it runs: one message
+// (MaxRecvMessageBytes) and twice a row group (PutBufferBytes; see
+// DoPut).
+func (s *Service) putCost() int64 {
+	return int64(s.opts.MaxRecvMessageBytes) + 2*s.opts.PutBufferBytes
+}
+
+// checkReply refuses a FlightInfo larger than MaxReplyBytes.
+func (s *Service) checkReply(info *arrowflight.FlightInfo) error {
+	if n := proto.Size(info); n > s.opts.MaxReplyBytes {
+		return fmt.Errorf("%w: the reply would be %d bytes, over the server's limit of %d (--max-reply-size)", ErrTooLarge, n, s.opts.MaxReplyBytes)
+	}
+	return nil
+}
