@@ -9,11 +9,9 @@ import (
 	"golang.org/x/sync/semaphore"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
-	"github.com/weftdata/weft/versions"
 )
 
 // Limits (Options; docs/operations.md, "Limits"). Every request is
@@ -160,60 +158,6 @@ func (s *Service) runRowBytes(ctx context.Context, run *mix.Run) (int64, error) 
 	s.lim.rowBytes.m[run.ID()] = n
 	s.lim.rowBytes.Unlock()
 	return n, nil
-}
-
-// precheckRecipe refuses, before the recipe is resolved (which stores its
-// run record), a run command that could only fail once resolved: a world
-// size that does not divide the batch size, a step range outside the run,
-// a step too big to serve. A component it cannot look up is left to
-// Resolve, whose error names it (and which stores nothing then either).
-//
-// TODO(integrator): once mix resolves without storing (a plan-only
-// Resolve, with an explicit store when a client plans a run), this can
-// check the resolved plan itself instead of recounting steps here; and
-// GetSchema with a recipe should use the plan-only call: today it still
-// stores the run record (mix.Engine.Resolve is the only way to a schema).
-func (s *Service) precheckRecipe(ctx context.Context, r *client.RunCommand) error {
-	rec := r.Recipe
-	world := r.World()
-	if rec.BatchSize > 0 && rec.BatchSize%world != 0 {
-		return fmt.Errorf("%w: world_size %d does not divide batch_size %d; use a divisor of %d (each rank gets batch_size/world_size rows per step)", mix.ErrWorldSize, world, rec.BatchSize, rec.BatchSize)
-	}
-	vs := make([]*tables.Version, len(rec.Components))
-	var rows int64
-	for i, c := range rec.Components {
-		ref := c.Ref
-		if ref == "" {
-			ref = string(versions.MainBranch)
-		}
-		v, err := s.tables.Table(ctx, versions.ProjectName(c.Project), ref, versions.TableName(c.Table))
-		if err != nil {
-			return nil // Resolve names the component at fault
-		}
-		vs[i] = v
-		rows += v.Rows()
-	}
-	steps := rec.Steps
-	if steps == 0 && rec.BatchSize > 0 {
-		steps = (rows + int64(rec.BatchSize) - 1) / int64(rec.BatchSize)
-	}
-	end := r.EndStep
-	if end == 0 {
-		end = steps
-	}
-	switch {
-	case steps < 1:
-		return nil // Resolve explains
-	case r.StartStep >= steps:
-		return fmt.Errorf("%w: start_step %d is not in 0..%d (the run would have %d steps)", mix.ErrStepRange, r.StartStep, steps-1, steps)
-	case end <= r.StartStep || end > steps:
-		return fmt.Errorf("%w: end_step %d is not in %d..%d (the run would have %d steps)", mix.ErrStepRange, end, r.StartStep+1, steps, steps)
-	}
-	rb, err := s.rowBytes(ctx, vs, rec.Components[0].Columns)
-	if err != nil {
-		return nil // Resolve explains
-	}
-	return s.checkStep(rec.BatchSize, world, rb)
 }
 
 // putCost is what one put leases for as long as it runs: one message

@@ -15,29 +15,25 @@ import (
 	"github.com/weftdata/weft/versions"
 )
 
-// resolveRun resolves a recipe (storing its run record) or loads a run by
-// its id or a unique prefix of it. A recipe needs read access to every
-// component's project, checked before anything is resolved; a run the
-// token may not read (every project of its components) is answered as
-// if it did not exist.
+// resolveRun prepares a recipe's run (pinned, laid out, its id computed;
+// nothing stored: runInfo stores the record once every check has passed,
+// and GetSchema never does) or loads a run by its id or a unique prefix of
+// it. A recipe needs read access to every component's project, checked
+// before anything is resolved; a run the token may not read (every project
+// of its components) is answered as if it did not exist, and a prefix is
+// looked up only among the projects the token may read.
 func (s *Service) resolveRun(ctx context.Context, r *client.RunCommand) (*mix.Run, error) {
 	if err := r.Validate(); err != nil { // Decode checked it; callers may build commands too
 		return nil, kindError{kind: ErrBadRequest, err: err}
 	}
 	if r.Recipe != nil {
-		recipe := mixRecipe(r.Recipe)
-		if err := recipe.Validate(); err != nil {
-			return nil, err
-		}
 		if err := requireRecipe(ctx, r.Recipe); err != nil {
 			return nil, err
 		}
-		if err := s.precheckRecipe(ctx, r); err != nil {
-			return nil, err
-		}
-		return s.mix.Resolve(ctx, recipe)
+		return s.mix.Prepare(ctx, mix.NewRecipe(r.Recipe))
 	}
-	id, err := s.mix.FindRun(ctx, r.Run)
+	p, _ := auth.FromContext(ctx)
+	id, err := s.mix.FindRunIn(ctx, r.Run, func(project versions.ProjectName) bool { return p.Can(string(project), auth.Read) })
 	if err != nil {
 		return nil, err
 	}
@@ -49,18 +45,6 @@ func (s *Service) resolveRun(ctx context.Context, r *client.RunCommand) (*mix.Ru
 		return nil, runNotFound(r.Run)
 	}
 	return run, nil
-}
-
-// mixRecipe is the engine's form of a recipe from the wire.
-func mixRecipe(r *client.Recipe) *mix.Recipe {
-	out := &mix.Recipe{Seed: r.Seed, BatchSize: r.BatchSize, Steps: r.Steps, Components: make([]mix.Component, len(r.Components))}
-	if r.Shuffle != nil {
-		out.Shuffle = &mix.Shuffle{BufferRows: r.Shuffle.BufferRows}
-	}
-	for i, c := range r.Components {
-		out.Components[i] = mix.Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: c.Weight, Columns: c.Columns}
-	}
-	return out
 }
 
 // rankTicket names rank Rank of World of a run, steps [Start, End).
@@ -157,6 +141,14 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 	}
 	if err := s.checkReply(info); err != nil {
 		return nil, fmt.Errorf("%w; plan fewer ranks (world_size)", err)
+	}
+	if r.Recipe != nil {
+		// Every check passed: a client is planning this run. Store its
+		// record (or find it stored, perhaps with other refs as given).
+		if run, err = s.mix.Store(ctx, run); err != nil {
+			return nil, err
+		}
+		info.AppMetadata = run.JSON()
 	}
 	return info, nil
 }

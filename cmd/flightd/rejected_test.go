@@ -74,7 +74,18 @@ func TestRejectedPlansStoreNothing(t *testing.T) {
 			require.Equal(t, before, storeHashes(t, dir), "the rejected call changed the store")
 		})
 	}
-	// TODO(integrator): GetSchema with a recipe still stores the run
-	// record (mix.Engine.Resolve is the only way to a run's schema); add
-	// it here once mix can resolve without storing.
+	// GetSchema answers a recipe's schema without planning a run: nothing
+	// is stored, though the call succeeds.
+	t.Run("GetSchema of a recipe", func(t *testing.T) {
+		_, err := c.Flight().GetSchema(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: mustJSON(client.RunCommand{Recipe: recipe()})})
+		require.NoError(t, err)
+		require.Equal(t, before, storeHashes(t, dir), "GetSchema stored something")
+	})
+	// Planning the run stores its record: the one change.
+	t.Run("GetFlightInfo stores the record", func(t *testing.T) {
+		_, err := c.Flight().GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: mustJSON(client.RunCommand{Recipe: recipe()})})
+		require.NoError(t, err)
+		after := storeHashes(t, dir)
+		require.Len(t, after, len(before)+1, "one run record more")
+	})
 }
