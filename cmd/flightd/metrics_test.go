@@ -186,6 +186,8 @@ func TestMetricsEndToEnd(t *testing.T) {
 		{"weft_block_cache_misses_total", nil, 1},
 		{"weft_block_cache_entries", nil, 1},
 		{"weft_block_cache_bytes", nil, 1},
+		{"weft_run_records_stored_total", nil, 1},
+		{"weft_memory_budget_bytes", nil, 256 << 20},
 		{"process_resident_memory_bytes", nil, 1},
 	} {
 		t.Run(fmt.Sprint(tc.name, tc.labels), func(t *testing.T) {
@@ -193,7 +195,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 		})
 	}
 	require.Zero(t, value(t, m, "weft_grpc_active_streams", map[string]string{"method": flight + "DoPut"}), "the put is over")
-	for _, name := range []string{"weft_block_cache_hits_total", "weft_block_cache_joins_total", "weft_block_cache_evictions_total", "weft_run_records_stored_total"} {
+	for _, name := range []string{"weft_block_cache_hits_total", "weft_block_cache_joins_total", "weft_block_cache_evictions_total", "weft_memory_budget_used_bytes", "weft_memory_budget_waits_total", "weft_memory_budget_refusals_total"} {
 		value(t, m, name, nil) // exported, whatever the count
 	}
 
