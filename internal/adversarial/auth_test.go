@@ -30,12 +30,12 @@ import (
 // authFixture is the tokens server and what the auth inputs use.
 type authFixture struct {
 	srv     *flightd
-	secret  map[string]string        // by role
+	secret  map[string]string         // by role
 	clients map[string]*client.Client // by role; "none" sends no token
 	// Project other (readable by role readB only, among the scoped
 	// tokens): table t, a run of it for 2 ranks, a scan ticket; and a run
 	// over adv/t and other/t (stored under adv).
-	otherRun, crossRun string
+	otherRun, crossRun   string
 	otherScan, otherRank []byte
 }
 
@@ -146,14 +146,18 @@ func authInputs() []input {
 		call func(ctx context.Context, fx *fixture) error
 	}{
 		{"list_branches", listBranches("adv")},
-		{"log", func(ctx context.Context, fx *fixture) error { return fx.action(ctx, "log", []byte(`{"project": "adv", "ref": "main"}`)) }},
+		{"log", func(ctx context.Context, fx *fixture) error {
+			return fx.action(ctx, "log", []byte(`{"project": "adv", "ref": "main"}`))
+		}},
 		{"scan", func(ctx context.Context, fx *fixture) error { return fx.info(ctx, pathDesc("adv", "main", "t")) }},
 		{"GetSchema", func(ctx context.Context, fx *fixture) error { return fx.schema(ctx, pathDesc("adv", "main", "t")) }},
 		{"run by id", runCmd(func(fx *fixture) string { return fx.run })},
 		{"recipe", recipe("adv")},
 		{"DoGet scan ticket", func(ctx context.Context, fx *fixture) error { return fx.doGet(ctx, fx.scanTicket) }},
 		{"DoGet rank ticket", func(ctx context.Context, fx *fixture) error { return fx.doGet(ctx, fx.rankTicket[0]) }},
-		{"DoPut", func(ctx context.Context, fx *fixture) error { return fx.put(ctx, pathDesc("adv", "main", "t"), nil, goodBatch) }},
+		{"DoPut", func(ctx context.Context, fx *fixture) error {
+			return fx.put(ctx, pathDesc("adv", "main", "t"), nil, goodBatch)
+		}},
 		{"create_branch", func(ctx context.Context, fx *fixture) error {
 			return fx.action(ctx, "create_branch", []byte(`{"project": "adv", "branch": "x", "from": "main"}`))
 		}},

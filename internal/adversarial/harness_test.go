@@ -157,8 +157,8 @@ func minioStore(t *testing.T) *store {
 	b, err := bucket.NewS3(ctx, m.Config(name))
 	require.NoError(t, err)
 	return &store{
-		name: "minio",
-		args: []string{"--store", "s3://" + name, "--s3-endpoint", m.Endpoint, "--s3-region", m.Region},
+		name:   "minio",
+		args:   []string{"--store", "s3://" + name, "--s3-endpoint", m.Endpoint, "--s3-region", m.Region},
 		env:    []string{"AWS_ACCESS_KEY_ID=" + m.AccessKey, "AWS_SECRET_ACCESS_KEY=" + m.SecretKey},
 		bucket: b,
 		objects: func(t *testing.T) map[string]string {
