@@ -2,7 +2,6 @@ package flight_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/errdefs/errgrpc"
@@ -46,6 +46,7 @@ import (
 // p with table t (10 rows) and branch dev, and a run of t for 2 ranks.
 type fuzzEnv struct {
 	c          *client.Client
+	signer     *auth.Signer // the Service's, over the same bucket
 	vars       map[string]string
 	scanTicket []byte
 	rankTicket []byte
@@ -59,7 +60,10 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 			tb.Fatal(err)
 		}
 	}
-	v, err := versions.New(bucket.NewMem(), versions.DefaultOptions())
+	b := bucket.NewMem()
+	v, err := versions.New(b, versions.DefaultOptions())
+	must(err)
+	signer, err := auth.NewSigner(context.Background(), b, auth.DefaultSignerOptions())
 	must(err)
 	ts, err := tables.New(v, tables.DefaultOptions())
 	must(err)
@@ -67,7 +71,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	must(err)
 	fo := flight.DefaultOptions()
 	fo.ShutdownGrace = time.Second
-	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng}, fo)
+	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng, Signer: signer}, fo)
 	must(err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	must(err)
@@ -83,7 +87,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 		c.Close()
 	})
 
-	e := &fuzzEnv{c: c}
+	e := &fuzzEnv{c: c, signer: signer}
 	res, err := c.CreateProject(ctx, "p")
 	must(err)
 	rec := makeBatch(memory.DefaultAllocator, 0, 10, 4)
@@ -253,25 +257,26 @@ func FuzzDoAction(f *testing.F) {
 	})
 }
 
-// FuzzDoGetTicket sends fuzzed tickets to DoGet: as they are, or (mint)
-// framed as a version 1 ticket with a good checksum around the fuzzed
-// kind byte and payload, so that the fuzzer reaches the payload decoders.
+// FuzzDoGetTicket sends fuzzed tickets to DoGet: as they are (the
+// signature check must refuse them), or (mint) framed as a version 2
+// ticket around the fuzzed kind byte and payload and signed with the
+// Service's own key, so that the fuzzer reaches the payload decoders
+// behind the signature (what only a server could issue).
 func FuzzDoGetTicket(f *testing.F) {
 	e := newFuzzEnv(f)
 	for _, in := range sharedInputs(f, e.vars, "doget") {
 		f.Add(in.body, false)
 	}
+	const head, sig = 5, auth.TicketOverhead // "weft" | version; key id | MAC
 	for _, tkt := range [][]byte{e.scanTicket, e.rankTicket} {
 		f.Add(tkt, false)
-		f.Add(tkt[5:len(tkt)-8], true) // kind and payload
+		f.Add(tkt[head:len(tkt)-sig], true) // kind and payload
 		f.Add(tkt[:len(tkt)-3], false)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, mint bool) {
 		ticket := data
 		if mint && len(data) > 0 {
-			ticket = append([]byte("weft\x01"), data...)
-			sum := sha256.Sum256(ticket)
-			ticket = append(ticket, sum[:8]...)
+			ticket = e.signer.Sign(context.Background(), append([]byte("weft\x02"), data...))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -141,6 +141,7 @@ func (s *Service) NewServer() *grpc.Server {
 		grpc.ChainUnaryInterceptor(s.logUnary, s.recoverUnary, s.authn.Unary),
 		grpc.ChainStreamInterceptor(s.logStream, s.recoverStream, s.authn.Stream),
 	}, s.opts.ServerOptions...)
+	opts = append(opts, requestCodecOptions()...) // malformed protobuf: InvalidArgument (codec.go)
 	srv := grpc.NewServer(opts...)
 	arrowflight.RegisterFlightServiceServer(srv, s)
 	return srv

@@ -74,7 +74,44 @@ func (s *Service) decodeTicket(ctx context.Context, t []byte) (ticketKind, []byt
 	case body[len(ticketMagic)] != ticketVersion:
 		return 0, nil, fmt.Errorf("%w: ticket format version %d is not known to this server (it reads version %d); get a new ticket from GetFlightInfo", ErrBadTicket, body[len(ticketMagic)], ticketVersion)
 	}
-	return ticketKind(body[len(ticketMagic)+1]), body[ticketHeadLen:], nil
+	kind, payload := ticketKind(body[len(ticketMagic)+1]), body[ticketHeadLen:]
+	if err := checkTicketFields(kind, payload); err != nil {
+		return 0, nil, err
+	}
+	return kind, payload, nil
+}
+
+// requiredTicketFields are the fields a payload of kind must have: left
+// out, a number would decode as 0 and name another block, rank or step.
+// Every field the server writes without omitempty is listed.
+func requiredTicketFields(kind ticketKind) (string, []string) {
+	switch kind {
+	case kindScan:
+		return "scan", []string{"p", "c", "t", "b0", "b1", "n"}
+	case kindRank:
+		return "rank", []string{"run", "p", "r", "w", "s0", "s1"}
+	}
+	return "", nil
+}
+
+// checkTicketFields refuses a payload of a known kind that lacks a
+// required field. A payload that is not a JSON object is left to the
+// kind's decoder, which says what is wrong with it.
+func checkTicketFields(kind ticketKind, payload []byte) error {
+	name, required := requiredTicketFields(kind)
+	if len(required) == 0 {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(payload, &fields) != nil {
+		return nil
+	}
+	for _, f := range required {
+		if _, ok := fields[f]; !ok {
+			return fmt.Errorf("%w: %s ticket payload: field %q is missing; pass the ticket of an endpoint of GetFlightInfo unchanged", ErrBadTicket, name, f)
+		}
+	}
+	return nil
 }
 
 // decodeScanTicket parses and validates a scan ticket's payload.

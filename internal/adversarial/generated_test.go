@@ -1,8 +1,11 @@
 package adversarial_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -14,40 +17,70 @@ import (
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
+
+	"github.com/weftdata/weft/auth"
 )
 
 // Inputs built here rather than in inputs.json: they need a real ticket
 // to edit, or Arrow streams to send.
 
-// Tickets are "weft" | version | kind | payload | 8 bytes of SHA-256
-// (flight/ticket.go). Until tickets are signed, anyone can mint one with a
-// good checksum: the server must still refuse what such a ticket names.
-const ticketHead, ticketSum = 6, 8
+// Tickets are "weft" | version | kind | JSON payload | key id (4 bytes) |
+// HMAC-SHA256 (32 bytes) (flight/ticket.go, docs/format.md "Auth
+// objects"). A ticket edited in any byte, or made without the store's key,
+// must be refused by the signature check (InvalidArgument). To reach the
+// payload decoders behind it, the suite signs payloads with the store's
+// own key (fx.signer, over the same bucket): what a server bug could
+// issue, never a client.
+const ticketHead, ticketSig = 6, auth.TicketOverhead
 
-func mint(version, kind byte, payload []byte) []byte {
-	t := append([]byte("weft"), version, kind)
-	t = append(t, payload...)
-	sum := sha256.Sum256(t)
-	return append(t, sum[:ticketSum]...)
+// frame is a ticket's bytes before its signature.
+func frame(version, kind byte, payload []byte) []byte {
+	return append([]byte{'w', 'e', 'f', 't', version, kind}, payload...)
 }
 
+// signed frames payload and signs it with the store's key.
+func (fx *fixture) signed(version, kind byte, payload []byte) []byte {
+	return fx.signer.Sign(context.Background(), frame(version, kind, payload))
+}
+
+// payloadOf is the JSON payload of a (well-formed) ticket.
 func payloadOf(ticket []byte) map[string]any {
 	var m map[string]any
-	if err := json.Unmarshal(ticket[ticketHead:len(ticket)-ticketSum], &m); err != nil {
-		panic(err)
+	if err := json.Unmarshal(ticket[ticketHead:len(ticket)-ticketSig], &m); err != nil {
+		panic(fmt.Sprintf("not a version-2 ticket: %v", err))
 	}
 	return m
 }
 
-// edited re-mints ticket with its payload edited.
-func edited(ticket []byte, edit func(m map[string]any)) []byte {
+func editPayload(ticket []byte, edit func(m map[string]any)) []byte {
 	m := payloadOf(ticket)
 	edit(m)
 	raw, err := json.Marshal(m)
 	if err != nil {
 		panic(err)
 	}
-	return mint(ticket[4], ticket[5], raw)
+	return raw
+}
+
+// edited is ticket with its payload edited and its old signature kept:
+// what a client can make.
+func edited(ticket []byte, edit func(m map[string]any)) []byte {
+	out := frame(ticket[4], ticket[5], editPayload(ticket, edit))
+	return append(out, ticket[len(ticket)-ticketSig:]...)
+}
+
+// resigned is ticket with its payload edited, signed with the store's key.
+func (fx *fixture) resigned(ticket []byte, edit func(m map[string]any)) []byte {
+	return fx.signed(ticket[4], ticket[5], editPayload(ticket, edit))
+}
+
+// forgedMAC signs frame with key as kid, the way auth.Signer does.
+func forgedMAC(t []byte, kid uint32, key []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("weft-ticket:1"))
+	h.Write(binary.BigEndian.AppendUint32(nil, kid))
+	h.Write(t)
+	return append(binary.BigEndian.AppendUint32(slices.Clone(t), kid), h.Sum(nil)...)
 }
 
 func set(k string, v any) func(map[string]any) { return func(m map[string]any) { m[k] = v } }
@@ -55,19 +88,8 @@ func del(k string) func(map[string]any)        { return func(m map[string]any) {
 
 func want(c codes.Code) expectation { return expectation{codes: []codes.Code{c}} }
 
-// forged: a minted ticket gets today's code, or, once tickets are signed
-// (issue 11), a refusal of the forgery.
-func forged(c codes.Code) expectation {
-	out := []codes.Code{c}
-	for _, f := range []codes.Code{codes.InvalidArgument, codes.PermissionDenied, codes.Unauthenticated} {
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return expectation{codes: out}
-}
-
-// ticketInputs edits the fixture's real scan and rank tickets.
+// ticketInputs edits, forges and re-signs the fixture's real scan and
+// rank tickets.
 func ticketInputs() []input {
 	var out []input
 	add := func(name string, want expectation, ticket func(fx *fixture) []byte) {
@@ -79,19 +101,21 @@ func ticketInputs() []input {
 		"scan": func(fx *fixture) []byte { return fx.scanTicket },
 		"rank": func(fx *fixture) []byte { return fx.rankTicket[1] },
 	}
+	ia := want(codes.InvalidArgument)
 	for _, kind := range []string{"scan", "rank"} {
 		real := kinds[kind]
-		ia := want(codes.InvalidArgument)
-		// Cut short, flipped, grown: the checksum catches them.
-		for _, cut := range []int{1, 7, 8, 9, 20} {
+		body := func(fx *fixture) []byte { t := real(fx); return t[ticketHead : len(t)-ticketSig] }
+		// Cut short, flipped, grown: the signature catches them.
+		for _, cut := range []int{1, 7, 8, 9, 20, 32, 35, 36, 37} {
 			add(fmt.Sprintf("%s truncated by %d", kind, cut), ia, func(fx *fixture) []byte { t := real(fx); return t[:len(t)-cut] })
 		}
 		add(kind+" header only", ia, func(fx *fixture) []byte { return real(fx)[:ticketHead] })
-		for _, pos := range []string{"first", "version", "kind", "payload start", "payload middle", "payload end", "checksum"} {
+		add(kind+" signature only", ia, func(fx *fixture) []byte { t := real(fx); return t[len(t)-ticketSig:] })
+		for _, pos := range []string{"first", "version", "kind", "payload start", "payload middle", "payload end", "key id", "mac start", "mac end"} {
 			add(fmt.Sprintf("%s bit flipped in %s", kind, pos), ia, func(fx *fixture) []byte {
 				t := slices.Clone(real(fx))
 				i := map[string]int{"first": 0, "version": 4, "kind": 5, "payload start": 6, "payload middle": len(t) / 2,
-					"payload end": len(t) - ticketSum - 1, "checksum": len(t) - 1}[pos]
+					"payload end": len(t) - ticketSig - 1, "key id": len(t) - ticketSig + 3, "mac start": len(t) - 32, "mac end": len(t) - 1}[pos]
 				t[i] ^= 0x04
 				return t
 			})
@@ -99,59 +123,93 @@ func ticketInputs() []input {
 		add(kind+" one byte appended", ia, func(fx *fixture) []byte { return append(slices.Clone(real(fx)), 0) })
 		add(kind+" one byte prepended", ia, func(fx *fixture) []byte { return append([]byte{'w'}, real(fx)...) })
 		add(kind+" twice", ia, func(fx *fixture) []byte { return append(slices.Clone(real(fx)), real(fx)...) })
-		add(kind+" payload replaced, old checksum", ia, func(fx *fixture) []byte {
+		add(kind+" payload replaced, old signature", ia, func(fx *fixture) []byte {
 			t := slices.Clone(real(fx))
-			copy(t[ticketHead:], strings.Repeat(" ", len(t)-ticketHead-ticketSum))
+			copy(t[ticketHead:], strings.Repeat(" ", len(t)-ticketHead-ticketSig))
 			return t
 		})
-		// Minted with a good checksum.
-		add(kind+" minted version 2", forged(codes.InvalidArgument), func(fx *fixture) []byte {
-			t := real(fx)
-			return mint(2, t[5], t[ticketHead:len(t)-ticketSum])
+		add(kind+" version 1 (checksummed, unsigned)", ia, func(fx *fixture) []byte {
+			t := frame(1, real(fx)[5], body(fx))
+			sum := sha256.Sum256(t)
+			return append(t, sum[:8]...)
 		})
-		add(kind+" minted version 0", forged(codes.InvalidArgument), func(fx *fixture) []byte {
-			t := real(fx)
-			return mint(0, t[5], t[ticketHead:len(t)-ticketSum])
+		// Made without the store's key.
+		add(kind+" forged with another key", ia, func(fx *fixture) []byte {
+			return forgedMAC(frame(2, real(fx)[5], body(fx)), 1, bytes.Repeat([]byte{7}, 32))
 		})
+		add(kind+" forged with an empty key", ia, func(fx *fixture) []byte { return forgedMAC(frame(2, real(fx)[5], body(fx)), 1, nil) })
+		add(kind+" forged under unknown key id", ia, func(fx *fixture) []byte {
+			return forgedMAC(frame(2, real(fx)[5], body(fx)), 99, bytes.Repeat([]byte{7}, 32))
+		})
+		add(kind+" signature moved to another payload", ia, func(fx *fixture) []byte {
+			other := kinds[map[string]string{"scan": "rank", "rank": "scan"}[kind]](fx)
+			return append(frame(2, real(fx)[5], body(fx)), other[len(other)-ticketSig:]...)
+		})
+		add(kind+" signature of the other kind byte", ia, func(fx *fixture) []byte {
+			t := slices.Clone(real(fx))
+			t[5] = map[string]byte{"scan": 2, "rank": 1}[kind]
+			return t
+		})
+		// Signed with the store's key: the frame and payload checks.
+		add(kind+" signed version 1", ia, func(fx *fixture) []byte { return fx.signed(1, real(fx)[5], body(fx)) })
+		add(kind+" signed version 0", ia, func(fx *fixture) []byte { return fx.signed(0, real(fx)[5], body(fx)) })
+		add(kind+" signed version 3", ia, func(fx *fixture) []byte { return fx.signed(3, real(fx)[5], body(fx)) })
+		add(kind+" signed, magic wrong", ia, func(fx *fixture) []byte {
+			return fx.signer.Sign(ctx0, append([]byte("WEFT\x02"), real(fx)[5:len(real(fx))-ticketSig]...))
+		})
+		add(kind+" signed, empty", ia, func(fx *fixture) []byte { return fx.signer.Sign(ctx0, nil) })
 		for _, k := range []byte{0, 3, 255} {
-			add(fmt.Sprintf("%s minted kind %d", kind, k), forged(codes.InvalidArgument), func(fx *fixture) []byte {
-				t := real(fx)
-				return mint(1, k, t[ticketHead:len(t)-ticketSum])
-			})
+			add(fmt.Sprintf("%s signed kind %d", kind, k), ia, func(fx *fixture) []byte { return fx.signed(2, k, body(fx)) })
 		}
 		other := map[string]byte{"scan": 2, "rank": 1}[kind]
-		add(kind+" payload under the other kind", forged(codes.InvalidArgument), func(fx *fixture) []byte {
-			t := real(fx)
-			return mint(1, other, t[ticketHead:len(t)-ticketSum])
-		})
+		add(kind+" payload signed under the other kind", ia, func(fx *fixture) []byte { return fx.signed(2, other, body(fx)) })
 		for name, payload := range map[string]string{"empty": "", "null": "null", "list": "[]", "string": `"x"`, "object": "{}",
 			"not json": "{p:", "trailing": "{} {}", "deep": strings.Repeat("[", 10000)} {
-			add(fmt.Sprintf("%s minted payload %s", kind, name), forged(codes.InvalidArgument), func(fx *fixture) []byte {
-				return mint(1, real(fx)[5], []byte(payload))
+			add(fmt.Sprintf("%s signed payload %s", kind, name), ia, func(fx *fixture) []byte {
+				return fx.signed(2, real(fx)[5], []byte(payload))
 			})
 		}
-		add(kind+" minted 64 KiB", forged(codes.InvalidArgument), func(fx *fixture) []byte {
-			return edited(real(fx), set("p", strings.Repeat("p", 64<<10)))
-		})
+		add(kind+" signed 64 KiB", ia, func(fx *fixture) []byte { return fx.resigned(real(fx), set("p", strings.Repeat("p", 64<<10))) })
+	}
+
+	// Edited by a client: the old signature no longer matches.
+	for _, e := range []struct {
+		kind, name string
+		edit       func(map[string]any)
+	}{
+		{"scan", "project", set("p", "nope")},
+		{"scan", "table", set("t", "u")},
+		{"scan", "commit", set("c", strings.Repeat("0", 64))},
+		{"scan", "columns", set("cols", []string{"name"})},
+		{"scan", "blocks", set("b1", 1)},
+		{"scan", "no first block", del("b0")},
+		{"rank", "project", set("p", "nope")}, // the project of a rank ticket is only a hint to the run's lookup: the signature pins it
+		{"rank", "rank", set("r", 0)},
+		{"rank", "world", set("w", 1)},
+		{"rank", "steps", set("s0", 4)},
+		{"rank", "run", set("run", strings.Repeat("0", 64))},
+		{"rank", "no rank", del("r")},
+	} {
+		add(e.kind+" edited "+e.name, ia, func(fx *fixture) []byte { return edited(kinds[e.kind](fx), e.edit) })
 	}
 
 	scan := func(name string, want expectation, edit ...func(map[string]any)) {
-		add("scan minted "+name, want, func(fx *fixture) []byte {
-			return edited(fx.scanTicket, func(m map[string]any) {
+		add("scan signed "+name, want, func(fx *fixture) []byte {
+			return fx.resigned(fx.scanTicket, func(m map[string]any) {
 				for _, e := range edit {
 					e(m)
 				}
 			})
 		})
 	}
-	ia, nf := forged(codes.InvalidArgument), forged(codes.NotFound)
+	nf := want(codes.NotFound)
 	scan("unknown commit", nf, set("c", strings.Repeat("0", 64)))
 	scan("commit prefix", ia, func(m map[string]any) { m["c"] = m["c"].(string)[:8] })
 	scan("commit upper", ia, func(m map[string]any) { m["c"] = strings.ToUpper(m["c"].(string)) })
 	scan("commit number", ia, set("c", 7))
 	scan("commit null", ia, set("c", nil))
 	scan("no commit", ia, del("c"))
-	add("scan minted root commit", nf, func(fx *fixture) []byte { return edited(fx.scanTicket, set("c", fx.root)) })
+	add("scan signed root commit", nf, func(fx *fixture) []byte { return fx.resigned(fx.scanTicket, set("c", fx.root)) })
 	scan("unknown project", nf, set("p", "nope"))
 	scan("project traversal", ia, set("p", "../adv"))
 	scan("project empty", ia, set("p", ""))
@@ -171,12 +229,16 @@ func ticketInputs() []input {
 	scan("rows negative", ia, set("n", -1))
 	scan("rows huge", ia, set("n", 1<<62))
 	scan("no first block", ia, del("b0"))
+	scan("no end block", ia, del("b1"))
+	scan("no rows", ia, del("n"))
+	scan("no table", ia, del("t"))
+	scan("no project", ia, del("p"))
 	scan("unknown field", ia, set("x", 1))
 	scan("run field", ia, set("run", "x"))
 
 	rank := func(name string, want expectation, edit ...func(map[string]any)) {
-		add("rank minted "+name, want, func(fx *fixture) []byte {
-			return edited(fx.rankTicket[1], func(m map[string]any) {
+		add("rank signed "+name, want, func(fx *fixture) []byte {
+			return fx.resigned(fx.rankTicket[1], func(m map[string]any) {
 				for _, e := range edit {
 					e(m)
 				}
@@ -200,14 +262,23 @@ func ticketInputs() []input {
 	rank("unknown run", nf, set("run", strings.Repeat("0", 64)))
 	rank("run prefix", ia, func(m map[string]any) { m["run"] = m["run"].(string)[:8] })
 	rank("run null", ia, set("run", nil))
-	rank("unknown project", nf, set("p", "nope"))
 	rank("project invalid", ia, set("p", ".."))
 	rank("no rank", ia, del("r"))
+	rank("no world", ia, del("w"))
 	rank("no start step", ia, del("s0"))
+	rank("no end step", ia, del("s1"))
+	rank("no run", ia, del("run"))
+	rank("no project", ia, del("p"))
 	rank("unknown field", ia, set("cols", []string{"id"}))
 	rank("rank string", ia, set("r", "1"))
+	// Not here: a rank ticket signed with another project ("p": "nope")
+	// streams adv's run (mix.Engine.Load looks the run up in every
+	// project). Only a server can sign, and it writes the run's project;
+	// DoGet checks read access on every project the ticket names.
 	return out
 }
+
+var ctx0 = context.Background()
 
 // putInputs are DoPuts of bad streams, schemas and types.
 func putInputs() []input {

@@ -23,9 +23,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/internal/s3test"
@@ -95,6 +98,9 @@ type store struct {
 	// temporary files included, but not the empty lock-stripe files of
 	// .weft-locks; S3: every object of the bucket).
 	objects func(t *testing.T) map[string]string
+	// bucket is the store opened in the test (to sign tickets with its
+	// key).
+	bucket bucket.Bucket
 }
 
 // stores returns the backends, each new and empty: the fs store and, when
@@ -111,7 +117,9 @@ func storeName(i int) string { return []string{"fs", "minio"}[i] }
 
 func fsStore(t *testing.T) *store {
 	dir := t.TempDir()
-	return &store{name: "fs", args: []string{"--store", dir}, objects: func(t *testing.T) map[string]string {
+	b, err := bucket.NewFS(dir)
+	require.NoError(t, err)
+	return &store{name: "fs", args: []string{"--store", dir}, bucket: b, objects: func(t *testing.T) map[string]string {
 		t.Helper()
 		out := map[string]string{}
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -149,9 +157,10 @@ func minioStore(t *testing.T) *store {
 	b, err := bucket.NewS3(ctx, m.Config(name))
 	require.NoError(t, err)
 	return &store{
-		name: "minio",
-		args: []string{"--store", "s3://" + name, "--s3-endpoint", m.Endpoint, "--s3-region", m.Region},
-		env:  []string{"AWS_ACCESS_KEY_ID=" + m.AccessKey, "AWS_SECRET_ACCESS_KEY=" + m.SecretKey},
+		name:   "minio",
+		args:   []string{"--store", "s3://" + name, "--s3-endpoint", m.Endpoint, "--s3-region", m.Region},
+		env:    []string{"AWS_ACCESS_KEY_ID=" + m.AccessKey, "AWS_SECRET_ACCESS_KEY=" + m.SecretKey},
+		bucket: b,
 		objects: func(t *testing.T) map[string]string {
 			t.Helper()
 			return hashBucket(t, b)
@@ -234,11 +243,12 @@ func (s *syncBuffer) String() string {
 	return s.buf.String()
 }
 
-// startFlightd runs `flightd serve` over st on a free port and returns once
-// it serves; it is killed when t ends.
-func startFlightd(t *testing.T, st *store) *flightd {
+// startFlightd runs `flightd serve` over st on a free port (with extra
+// flags) and returns once it serves; it is killed when t ends.
+func startFlightd(t *testing.T, st *store, extra ...string) *flightd {
 	t.Helper()
-	cmd := exec.Command(flightdBin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json", "--row-group-rows", "8"}, st.args...)...)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json", "--row-group-rows", "8"}, st.args...)
+	cmd := exec.Command(flightdBin, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), st.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
@@ -419,10 +429,19 @@ func checkAnswer(t *testing.T, err error, want expectation) codes.Code {
 // and a run of t (seed 1, batch 4, 5 steps) planned for 2 ranks.
 type fixture struct {
 	c          *client.Client
+	addr       string
 	root, head string
 	run        string
 	scanTicket []byte   // the one endpoint of a scan of adv/main/t
 	rankTicket [][]byte // the fixture's run, world 2, ranks 0 and 1
+	// signer signs with the store's ticket key (the one flightd made).
+	signer *auth.Signer
+	// auth is the second flightd, with --auth tokens, and its fixture.
+	auth *authFixture
+	// raw is a plain gRPC connection to the first flightd (proto inputs).
+	raw *grpc.ClientConn
+	// idemCommit is the commit of the idempotency category's valid put.
+	idemCommit string
 }
 
 func dial(t *testing.T, addr string) *client.Client {
@@ -430,6 +449,13 @@ func dial(t *testing.T, addr string) *client.Client {
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+func dialRaw(t *testing.T, addr string) *grpc.ClientConn {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 func ctxT(t *testing.T) context.Context {

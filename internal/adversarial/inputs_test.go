@@ -30,6 +30,9 @@ type input struct {
 	category, name string
 	want           expectation
 	call           func(ctx context.Context, fx *fixture) error
+	// ok: the call must succeed (want is unused); commits: and it may
+	// change the store (the one valid put of the idem category).
+	ok, commits bool
 }
 
 func (in input) key() string { return in.category + "/" + in.name }
@@ -314,7 +317,7 @@ var fixtureRecipe = client.Recipe{Seed: 1, BatchSize: 4, Components: []client.Co
 func setup(t *testing.T, addr string) *fixture {
 	t.Helper()
 	ctx := ctxT(t)
-	fx := &fixture{c: dial(t, addr)}
+	fx := &fixture{c: dial(t, addr), addr: addr, raw: dialRaw(t, addr)}
 	res, err := fx.c.CreateProject(ctx, "adv")
 	require.NoError(t, err)
 	fx.root = res.Commit
