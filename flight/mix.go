@@ -47,6 +47,40 @@ func (s *Service) resolveRun(ctx context.Context, r *client.RunCommand) (*mix.Ru
 	return run, nil
 }
 
+// planRun resolves a run command (resolveRun) and checks all of it
+// against the run: world size (the server's limit, and that it divides the
+// batch size), the step range, the step's size. It returns the run and the
+// end step. GetFlightInfo and GetSchema both call it, so that a command one
+// refuses the other refuses too; neither stores anything here.
+func (s *Service) planRun(ctx context.Context, r *client.RunCommand) (*mix.Run, int64, error) {
+	world := r.World()
+	if err := s.checkWorldSize(world); err != nil {
+		return nil, 0, err
+	}
+	run, err := s.resolveRun(ctx, r)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := run.CheckWorld(world); err != nil {
+		return nil, 0, err
+	}
+	end := r.EndStep
+	if end == 0 {
+		end = run.Steps()
+	}
+	if err := run.CheckSteps(r.StartStep, end); err != nil {
+		return nil, 0, err
+	}
+	rowBytes, err := s.runRowBytes(ctx, run)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.checkStep(run.BatchSize(), world, rowBytes); err != nil {
+		return nil, 0, err
+	}
+	return run, end, nil
+}
+
 // rankTicket names rank Rank of World of a run, steps [Start, End).
 type rankTicket struct {
 	Run     mix.RunID            `json:"run"`
@@ -92,28 +126,8 @@ func decodeRankTicket(payload []byte) (*rankTicket, error) {
 // (endpoint r is rank r), and the run record as app_metadata.
 func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, r *client.RunCommand) (*arrowflight.FlightInfo, error) {
 	world := r.World()
-	if err := s.checkWorldSize(world); err != nil {
-		return nil, err
-	}
-	run, err := s.resolveRun(ctx, r)
+	run, end, err := s.planRun(ctx, r)
 	if err != nil {
-		return nil, err
-	}
-	if err := run.CheckWorld(world); err != nil {
-		return nil, err
-	}
-	end := r.EndStep
-	if end == 0 {
-		end = run.Steps()
-	}
-	if err := run.CheckSteps(r.StartStep, end); err != nil {
-		return nil, err
-	}
-	rowBytes, err := s.runRowBytes(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkStep(run.BatchSize(), world, rowBytes); err != nil {
 		return nil, err
 	}
 	info := &arrowflight.FlightInfo{

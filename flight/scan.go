@@ -83,7 +83,7 @@ func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor
 			return nil, err
 		}
 		if mreq != nil {
-			run, err := s.resolveRun(ctx, mreq)
+			run, _, err := s.planRun(ctx, mreq)
 			if err != nil {
 				return nil, err
 			}

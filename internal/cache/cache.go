@@ -54,7 +54,7 @@ type Loader[V any] func(ctx context.Context) (V, int64, error)
 type Cache[K comparable, V any] struct {
 	release func(K, V)
 	budget  *membudget.Budget // nil: bounded by capacity only
-	running sync.WaitGroup // loads in flight
+	running sync.WaitGroup    // loads in flight
 
 	mu struct {
 		sync.Mutex
