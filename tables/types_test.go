@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/typematrix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -72,10 +73,10 @@ func TestTypeMatrix(t *testing.T) {
 			}
 			e := newProjectEnv(t, backends[name](t), tables.DefaultOptions())
 			refused := map[string]bool{}
-			for i, tc := range typeMatrix() {
-				t.Run(tc.name, func(t *testing.T) {
+			for i, tc := range typematrix.Cases() {
+				t.Run(tc.Name, func(t *testing.T) {
 					if checkTypeCase(t, e, versions.TableName(fmt.Sprint("t", i)), tc) {
-						refused[tc.name] = true
+						refused[tc.Name] = true
 					}
 				})
 			}
@@ -88,14 +89,14 @@ func TestTypeMatrix(t *testing.T) {
 
 // checkTypeCase appends tc as table tbl and checks the round trip; it
 // returns whether Append refused the type.
-func checkTypeCase(t *testing.T, e *env, tbl versions.TableName, tc typeCase) bool {
+func checkTypeCase(t *testing.T, e *env, tbl versions.TableName, tc typematrix.Case) bool {
 	ctx := context.Background()
-	arr, err := buildArray(e.mem, tc)
+	arr, err := tc.Build(e.mem)
 	require.NoError(t, err)
 	defer arr.Release()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "c", Type: tc.typ, Nullable: true},
+		{Name: "c", Type: tc.Type, Nullable: true},
 	}, nil)
 	ids, _, err := array.FromJSON(e.mem, arrow.PrimitiveTypes.Int64, strings.NewReader(`[0, 1, 2, 3]`))
 	require.NoError(t, err)
@@ -120,11 +121,11 @@ func checkTypeCase(t *testing.T, e *env, tbl versions.TableName, tc typeCase) bo
 
 	v, err := e.s.Table(ctx, "p", "main", tbl)
 	require.NoError(t, err)
-	require.True(t, arrow.TypeEqual(tc.typ, v.Schema.Field(1).Type, arrow.CheckMetadata()), "manifest type %s", v.Schema.Field(1).Type)
+	require.True(t, arrow.TypeEqual(tc.Type, v.Schema.Field(1).Type, arrow.CheckMetadata()), "manifest type %s", v.Schema.Field(1).Type)
 	requireSame := func(how string, got arrow.RecordBatch) {
 		t.Helper()
 		col := got.Column(int(got.NumCols()) - 1)
-		require.True(t, arrow.TypeEqual(tc.typ, col.DataType()), "%s: type %s", how, col.DataType())
+		require.True(t, arrow.TypeEqual(tc.Type, col.DataType()), "%s: type %s", how, col.DataType())
 		require.True(t, array.Equal(arr, col), "%s: got %v, want %v", how, col, arr)
 	}
 	rd := e.s.NewReader(memory.DefaultAllocator)
@@ -143,7 +144,7 @@ func checkTypeCase(t *testing.T, e *env, tbl versions.TableName, tc typeCase) bo
 	got, err = rd.GatherRows(ctx, v, []int64{0, 1, 2}[:min(3, int(v.Rows()))], v.Schema)
 	require.NoError(t, err)
 	col := got.Column(int(got.NumCols()) - 1)
-	require.True(t, arrow.TypeEqual(tc.typ, col.DataType()), "GatherRows: type %s", col.DataType())
+	require.True(t, arrow.TypeEqual(tc.Type, col.DataType()), "GatherRows: type %s", col.DataType())
 	want := array.NewSlice(arr, 0, int64(min(3, int(v.Rows()))))
 	require.True(t, array.Equal(want, col), "GatherRows: got %v, want %v", col, want)
 	want.Release()

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/internal/typematrix"
 )
 
 // TestTypesOverTheWire: every type of the matrix, put through the Go
@@ -42,15 +43,15 @@ func runTypes(t *testing.T, pick func(name string) bool) {
 			_, err := c.CreateProject(ctx, "types")
 			require.NoError(t, err)
 			var accepted, refused []string
-			for n, tc := range typeMatrix() {
-				if !pick(tc.name) {
+			for n, tc := range typematrix.Cases() {
+				if !pick(tc.Name) {
 					continue
 				}
-				t.Run(tc.name, func(t *testing.T) {
+				t.Run(tc.Name, func(t *testing.T) {
 					if checkTypeOverTheWire(t, c, st, fmt.Sprint("t", n), tc) {
-						refused = append(refused, tc.name)
+						refused = append(refused, tc.Name)
 					} else {
-						accepted = append(accepted, tc.name)
+						accepted = append(accepted, tc.Name)
 					}
 				})
 			}
@@ -63,15 +64,15 @@ func runTypes(t *testing.T, pick func(name string) bool) {
 
 // checkTypeOverTheWire puts tc as table tbl and checks it both ways; it
 // returns whether DoPut refused the type.
-func checkTypeOverTheWire(t *testing.T, c *client.Client, st *store, tbl string, tc typeCase) bool {
+func checkTypeOverTheWire(t *testing.T, c *client.Client, st *store, tbl string, tc typematrix.Case) bool {
 	ctx := ctxT(t)
 	mem := memory.DefaultAllocator
-	arr, err := buildArray(mem, tc)
+	arr, err := tc.Build(mem)
 	require.NoError(t, err)
 	defer arr.Release()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "c", Type: tc.typ, Nullable: true},
+		{Name: "c", Type: tc.Type, Nullable: true},
 	}, nil)
 	ids, _, err := array.FromJSON(mem, arrow.PrimitiveTypes.Int64, strings.NewReader(`[0, 1, 2, 3]`))
 	require.NoError(t, err)
@@ -97,7 +98,7 @@ func checkTypeOverTheWire(t *testing.T, c *client.Client, st *store, tbl string,
 	// Scan: schema and values.
 	plan, err := c.Scan(ctx, client.ScanRequest{Project: "types", Ref: "main", Table: tbl})
 	require.NoError(t, err, "scan of an accepted type")
-	require.True(t, arrow.TypeEqual(tc.typ, plan.Schema.Field(1).Type, arrow.CheckMetadata()), "scan schema: %s", plan.Schema.Field(1).Type)
+	require.True(t, arrow.TypeEqual(tc.Type, plan.Schema.Field(1).Type, arrow.CheckMetadata()), "scan schema: %s", plan.Schema.Field(1).Type)
 	var got []arrow.Array
 	for _, ep := range plan.Endpoints {
 		for b, err := range c.Read(ctx, ep) {
@@ -113,7 +114,7 @@ func checkTypeOverTheWire(t *testing.T, c *client.Client, st *store, tbl string,
 	}
 	require.NoError(t, err)
 	defer scanned.Release()
-	require.True(t, arrow.TypeEqual(tc.typ, scanned.DataType()), "scan type %s", scanned.DataType())
+	require.True(t, arrow.TypeEqual(tc.Type, scanned.DataType()), "scan type %s", scanned.DataType())
 	require.True(t, array.Equal(arr, scanned), "scan: got %v, want %v", scanned, arr)
 
 	// Mix: one component, rank 0 of 1, every step; rows by _row.
@@ -121,7 +122,7 @@ func checkTypeOverTheWire(t *testing.T, c *client.Client, st *store, tbl string,
 	require.NoError(t, err, "resolve a recipe over an accepted type")
 	ci := run.Schema.FieldIndices("c")
 	require.Len(t, ci, 1)
-	require.True(t, arrow.TypeEqual(tc.typ, run.Schema.Field(ci[0]).Type, arrow.CheckMetadata()), "run schema: %s", run.Schema.Field(ci[0]).Type)
+	require.True(t, arrow.TypeEqual(tc.Type, run.Schema.Field(ci[0]).Type, arrow.CheckMetadata()), "run schema: %s", run.Schema.Field(ci[0]).Type)
 	type row struct {
 		ord  int64
 		vals arrow.Array
@@ -140,7 +141,7 @@ func checkTypeOverTheWire(t *testing.T, c *client.Client, st *store, tbl string,
 		b.Retain()
 		keep = append(keep, b)
 		col := b.Column(ci[0])
-		require.True(t, arrow.TypeEqual(tc.typ, col.DataType()), "mix batch type %s", col.DataType())
+		require.True(t, arrow.TypeEqual(tc.Type, col.DataType()), "mix batch type %s", col.DataType())
 		ords := b.Column(b.Schema().FieldIndices("_row")[0]).(*array.Int64)
 		for i := range int(b.NumRows()) {
 			rows = append(rows, row{ords.Value(i), col, i})

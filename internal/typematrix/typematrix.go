@@ -1,4 +1,9 @@
-package adversarial_test
+// Package typematrix lists every Arrow type arrow-go builds, with a few
+// values each (nulls included), for the tests that check which types a
+// table accepts and that accepted ones round-trip exactly: tables' own type
+// matrix and the one over the wire (internal/adversarial). One list, so the
+// two cannot drift apart.
+package typematrix
 
 import (
 	"bytes"
@@ -12,16 +17,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// The type matrix: a copy of tables/types_matrix_test.go (typeCase,
-// typeMatrix, buildArray), which is unexported test code of package
-// tables_test. Keep the two in step: a type added there belongs here too.
-
-// typeCase is one column of the type matrix: a type and a few values (as
+// Case is one column of the type matrix: a type and a few values (as
 // array.FromJSON reads them), nulls included where the type has them.
-type typeCase struct {
-	name string
-	typ  arrow.DataType
-	json string
+type Case struct {
+	Name string
+	Type arrow.DataType
+	JSON string
 }
 
 // dictJSON is the buildArray form of a dictionary array over dict with
@@ -38,9 +39,12 @@ func mustJSONType(storage arrow.DataType) arrow.DataType {
 	return t
 }
 
-// typeMatrix lists every Arrow type arrow-go builds (see tables'
-// original).
-func typeMatrix() []typeCase {
+// Cases lists every Arrow type arrow-go builds: primitives, temporal
+// types with every unit (and time zones), decimals of each width, the
+// string/binary family in plain, large and view forms, the list family
+// nested two deep, struct, map, dictionaries with every index type, unions,
+// run-end encoding and the canonical extension types.
+func Cases() []Case {
 	ints := `[1, null, -3, 4]`
 	uints := `[1, null, 3, 250]`
 	floats := `[1.5, null, -3.25, 0]`
@@ -51,9 +55,9 @@ func typeMatrix() []typeCase {
 	strLists := `[["a", "b"], null, [], ["c", null]]`
 	strNested := `[[["a"], ["b", "c"]], null, [[]], [null, ["d"]]]`
 	dec := `["1.25", null, "-3.50", "0.00"]`
-	var cs []typeCase
+	var cs []Case
 	add := func(name string, typ arrow.DataType, json string) {
-		cs = append(cs, typeCase{name, typ, json})
+		cs = append(cs, Case{name, typ, json})
 	}
 	// Primitives.
 	add("null", arrow.Null, `[null, null, null, null]`)
@@ -175,17 +179,17 @@ func typeMatrix() []typeCase {
 	return cs
 }
 
-// buildArray makes tc's values. Dictionary arrays are built from their
+// Build makes tc's values. Dictionary arrays are built from their
 // indices and dictionary (array.FromJSON cannot build every value type's
 // dictionary); the JSON then holds {"indices": [...], "dictionary": [...]}.
-func buildArray(mem memory.Allocator, tc typeCase) (arrow.Array, error) {
-	dt, ok := tc.typ.(*arrow.DictionaryType)
-	if !ok || !strings.HasPrefix(tc.json, "{") {
-		arr, _, err := array.FromJSON(mem, tc.typ, strings.NewReader(tc.json))
+func (tc Case) Build(mem memory.Allocator) (arrow.Array, error) {
+	dt, ok := tc.Type.(*arrow.DictionaryType)
+	if !ok || !strings.HasPrefix(tc.JSON, "{") {
+		arr, _, err := array.FromJSON(mem, tc.Type, strings.NewReader(tc.JSON))
 		return arr, err
 	}
 	var parts struct{ Indices, Dictionary json.RawMessage }
-	if err := json.Unmarshal([]byte(tc.json), &parts); err != nil {
+	if err := json.Unmarshal([]byte(tc.JSON), &parts); err != nil {
 		return nil, err
 	}
 	idx, _, err := array.FromJSON(mem, dt.IndexType, bytes.NewReader(parts.Indices))
