@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,10 +270,39 @@ func bigJSON(n int) []byte {
 // TestAbuse: 100 stalled rank streams and 4 giant run plans at once, under
 // --memory-limit 1GiB; then 4 concurrent puts of 200 MB under the same
 // limit.
+// productBinary builds flightd as users run it (no -race, no test code)
+// once per test process: peak RSS is measured on it, since the race
+// detector alone multiplies a process's memory several times.
+func productBinary(t testing.TB) string {
+	t.Helper()
+	productOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weft-abuse-")
+		if err != nil {
+			productErr = err
+			return
+		}
+		productBin = filepath.Join(dir, "flightd")
+		out, err := exec.Command("go", "build", "-o", productBin, ".").CombinedOutput()
+		if err != nil {
+			productErr = fmt.Errorf("go build flightd: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, productErr)
+	return productBin
+}
+
+var (
+	productOnce sync.Once
+	productBin  string
+	productErr  error
+)
+
 func TestAbuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("abuse: skipped with -short")
 	}
+	bin := productBinary(t)
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(bin)) })
 	for _, tc := range []struct {
 		name string
 		puts bool
@@ -283,7 +314,7 @@ func TestAbuse(t *testing.T) {
 			if tc.puts {
 				args = append(args, "--memory-wait", "30s")
 			}
-			srv := startBinary(t, os.Args[0], []string{asFlightd + "=1"}, args...)
+			srv := startBinary(t, bin, nil, args...)
 			c := dial(t, srv.addr)
 			abuseSetup(t, c)
 			var o *outcomes
@@ -329,7 +360,7 @@ func abusePutsOnly(t testing.TB, c *client.Client) *outcomes {
 //
 //	go test -run '^$' -bench Abuse -benchtime 1x ./cmd/flightd/
 func BenchmarkAbuse(b *testing.B) {
-	bin, env := os.Args[0], []string{asFlightd + "=1"}
+	bin, env := productBinary(b), []string(nil)
 	args := abuseArgs(b.TempDir())
 	if other := os.Getenv("WEFT_ABUSE_FLIGHTD"); other != "" {
 		bin, env = other, nil
