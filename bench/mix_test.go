@@ -250,16 +250,20 @@ func drain(batches iter.Seq2[arrow.RecordBatch, error], limit int64) (rows, byte
 	return rows, bytes, first, nil
 }
 
-// rankBatches is a rank stream as its steps' batches.
+// rankBatches is a rank stream as its steps' batches, as they arrived
+// (ReadRankParts: a step sent in several messages is not copied into one
+// batch; a trainer copies rows into its tensors anyway).
 func rankBatches(ctx context.Context, c *client.Client, ep client.RankEndpoint) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
-		for st, err := range c.ReadRank(ctx, ep) {
+		for st, err := range c.ReadRankParts(ctx, ep) {
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			if !yield(st.Batch, nil) {
-				return
+			for _, p := range st.Parts {
+				if !yield(p, nil) {
+					return
+				}
 			}
 		}
 	}

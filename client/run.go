@@ -70,17 +70,47 @@ func (c *Client) PlanRun(ctx context.Context, cmd RunCommand) (*RunPlan, error) 
 type Step struct {
 	Run  string
 	Step int64
-	// Batch is the whole step, however many messages it came in. It is
-	// valid until the loop continues (Retain it to keep it).
+	// Batch is the whole step, however many messages it came in (ReadRank;
+	// nil from ReadRankParts). It is valid until the loop continues (Retain
+	// it to keep it).
 	Batch arrow.RecordBatch
+	// Parts are the step's record batches as they arrived, in row order:
+	// one per message, zero-copy (ReadRankParts; nil from ReadRank). Valid
+	// until the loop continues.
+	Parts []arrow.RecordBatch
 	// Messages is how many Flight messages carried the step.
 	Messages int
 }
 
+// Rows is the number of rows of the step.
+func (s *Step) Rows() int64 {
+	if s.Batch != nil {
+		return s.Batch.NumRows()
+	}
+	var n int64
+	for _, p := range s.Parts {
+		n += p.NumRows()
+	}
+	return n
+}
+
 // ReadRank streams a rank's steps in order, one Step per step: a step the
 // server sent as several messages (StepMetadata parts) is reassembled into
-// one batch. Stopping the loop cancels the stream.
+// one batch (Step.Batch; a copy of the step when it came in parts).
+// Stopping the loop cancels the stream.
 func (c *Client) ReadRank(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step, error] {
+	return c.readRank(ctx, ep, true)
+}
+
+// ReadRankParts is ReadRank without the reassembly: each Step holds the
+// batches its messages carried (Step.Parts), so nothing is copied. A
+// consumer that copies rows into its own buffers anyway (a tensor per
+// column) should read this way.
+func (c *Client) ReadRankParts(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step, error] {
+	return c.readRank(ctx, ep, false)
+}
+
+func (c *Client) readRank(ctx context.Context, ep RankEndpoint, join bool) iter.Seq2[*Step, error] {
 	return func(yield func(*Step, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -111,7 +141,13 @@ func (c *Client) ReadRank(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step,
 					yield(nil, fmt.Errorf("%w: step %d ended after %d parts, before its last", ErrBadResponse, meta.Step, len(parts)))
 					return
 				}
-				if !yield(&Step{Run: meta.Run, Step: meta.Step, Batch: rec, Messages: 1}, nil) {
+				st := &Step{Run: meta.Run, Step: meta.Step, Messages: 1}
+				if join {
+					st.Batch = rec
+				} else {
+					st.Parts = []arrow.RecordBatch{rec}
+				}
+				if !yield(st, nil) {
 					return
 				}
 				continue
@@ -126,6 +162,14 @@ func (c *Client) ReadRank(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step,
 			rec.Retain()
 			parts = append(parts, rec)
 			if len(parts) < meta.Parts {
+				continue
+			}
+			if !join {
+				ok := yield(&Step{Run: meta.Run, Step: meta.Step, Parts: parts, Messages: meta.Parts}, nil)
+				release()
+				if !ok {
+					return
+				}
 				continue
 			}
 			batch, err := concatBatches(c, parts)

@@ -290,6 +290,25 @@ func TestRunBigSteps(t *testing.T) {
 	}
 	require.Len(t, seen, 128, "every row once")
 
+	// The same steps as their parts, uncopied: the same rows in the same
+	// order, one batch per message.
+	var joined, parted []int64
+	for st, err := range e.c.ReadRank(ctxT(t), plan.Ranks[0]) {
+		require.NoError(t, err)
+		require.Nil(t, st.Parts)
+		joined = append(joined, st.Batch.Column(0).(*array.Int64).Int64Values()...)
+	}
+	for st, err := range e.c.ReadRankParts(ctxT(t), plan.Ranks[0]) {
+		require.NoError(t, err)
+		require.Nil(t, st.Batch)
+		require.Len(t, st.Parts, st.Messages)
+		require.EqualValues(t, 64, st.Rows())
+		for _, p := range st.Parts {
+			parted = append(parted, p.Column(0).(*array.Int64).Int64Values()...)
+		}
+	}
+	require.Equal(t, joined, parted)
+
 	// Cancel after the first step.
 	ctx, cancel := context.WithCancel(ctxT(t))
 	for _, err := range e.c.ReadRank(ctx, plan.Ranks[0]) {
