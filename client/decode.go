@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -61,7 +62,7 @@ func decodeStrict(data []byte, v any) error {
 		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
 			return errors.New("trailing data after the JSON object")
 		}
-		return nil
+		return checkCase(data, reflect.TypeOf(v), "")
 	case errors.As(err, &fe):
 		return fe
 	case errors.As(err, &te):
@@ -77,6 +78,100 @@ func decodeStrict(data []byte, v any) error {
 		return errors.New("invalid JSON: the body ends early")
 	}
 	return fmt.Errorf("the body is not the expected JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// checkCase refuses object keys that encoding/json accepted only because
+// it matches field names case-insensitively ("C" for "c"): the protocol's
+// names are exact. It walks data (valid JSON, already decoded into a value
+// of type t) beside t, and stops at types that decode themselves
+// (json.Unmarshaler: their own decodeStrict call checks them).
+func checkCase(data []byte, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) && path != "" {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return nil
+		}
+		fields := jsonFields(t)
+		for k, raw := range obj {
+			sub := k
+			if path != "" {
+				sub = path + "." + k
+			}
+			ft, ok := fields[k]
+			if !ok {
+				for name := range fields {
+					if strings.EqualFold(name, k) {
+						return fmt.Errorf("unknown field %q: field names are case-sensitive; did you mean %q?", sub, name)
+					}
+				}
+				continue
+			}
+			if err := checkCase(raw, ft, sub); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var list []json.RawMessage
+		if json.Unmarshal(data, &list) != nil {
+			return nil
+		}
+		for i, raw := range list {
+			if err := checkCase(raw, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(data, &obj) != nil {
+			return nil
+		}
+		for k, raw := range obj {
+			if err := checkCase(raw, t.Elem(), path+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// jsonFields maps the JSON names of struct t's fields (embedded structs'
+// fields included, as encoding/json flattens them) to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+			for k, v := range jsonFields(ft) {
+				out[k] = v
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 // jsonPath drops the names of embedded Go structs (capitalized; the

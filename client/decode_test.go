@@ -29,6 +29,11 @@ func TestDecode(t *testing.T) {
 		{"recipe missing seed", `{"recipe":{"batch_size":1,"components":[]}}`, `"seed" is missing`},
 		{"recipe unknown", `{"recipe":{"sed":1}}`, `unknown field "sed"`},
 		{"deep null", `{"recipe":{"seed":1,"batch_size":1,"components":[{"project":"p","table":"t","columns":[null]}]}}`, `"recipe.components[0].columns[0]" is null`},
+		// encoding/json matches names case-insensitively; the protocol does not.
+		{"key case", `{"Run":"x","world_size":2}`, `unknown field "Run": field names are case-sensitive; did you mean "run"?`},
+		{"nested key case", `{"scan":{"Project":"p","ref":"r","table":"t"}}`, `unknown field "scan.Project"`},
+		{"recipe key case", `{"recipe":{"seed":1,"Batch_Size":1,"components":[]}}`, `"Batch_Size": field names are case-sensitive`},
+		{"component key case", `{"recipe":{"seed":1,"batch_size":1,"components":[{"project":"p","TABLE":"t"}]}}`, `"components[0].TABLE"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cmd client.Command

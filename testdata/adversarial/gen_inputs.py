@@ -275,6 +275,16 @@ recipe("unknown project (new run)", dict(R, seed=108, components=[COMP, {"projec
 recipe("unknown table second (new run)", dict(R, seed=109, components=[COMP, {"project": "adv", "table": "nope"}]), NF)
 recipe("unknown column second (new run)", dict(R, seed=110, components=[COMP, dict(COMP, columns=["id", "nope"])]))
 
+# Keys differing only in case: encoding/json would accept them; the protocol's names are exact.
+cmd("scan key case Project", raw({"scan": {"Project": "adv", "ref": "main", "table": "t"}}))
+cmd("scan key case SCAN", raw({"SCAN": SCAN}))
+cmd("run key case Run", raw({"Run": "{{run}}", "world_size": 2}))
+cmd("run key case World_Size", raw({"run": "{{run}}", "World_Size": 2}))
+recipe("key case Seed", {"Seed": 1, "batch_size": 4, "components": [COMP]})
+recipe("key case Batch_Size", {"seed": 1, "Batch_Size": 4, "components": [COMP]})
+recipe("component key case TABLE", dict(R, components=[{"project": "adv", "TABLE": "t"}]))
+recipe("shuffle key case", dict(R, shuffle={"Buffer_Rows": 8}))
+
 # ------------------------------------------------------------ actions
 def act(action, name, body, code=IA, **kw):
     add("action", f"{action} {name}", "action", code, action=action, body=body, **kw)
@@ -293,6 +303,9 @@ for a in ("create_project", "create_branch", "list_branches", "log"):
 for nname, n in BAD_NAMES.items():
     act("create_project", f"name {nname}", raw({"project": n}))
 act("create_project", "exists", raw({"project": "adv"}), AE)
+for a in ("create_project", "list_branches", "log"):
+    act(a, "key case Project", raw({"Project": "adv"}))
+act("create_branch", "key case Branch", raw({"project": "adv", "Branch": "b2", "from": "main"}))
 act("create_project", "extra branch field", raw({"project": "adv2", "branch": "main"}))
 for nname, n in BAD_NAMES.items():
     act("create_branch", f"name {nname}", raw({"project": "adv", "branch": n}))
