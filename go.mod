@@ -15,6 +15,7 @@ require (
 )
 
 require (
+	github.com/Eyevinn/mp4ff v0.56.0 // indirect
 	github.com/andybalholm/brotli v1.2.3 // indirect
 	github.com/apache/thrift v0.24.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
