@@ -158,7 +158,7 @@ func findMoov(r io.ReaderAt, size int64) (int64, []byte, error) {
 		case 0:
 			boxSize = size - off
 		}
-		if off == 0 && !printable(typ) {
+		if off == 0 && !topLevel[typ] {
 			return 0, nil, fmt.Errorf("%w: the file does not start with an MP4 box (first bytes %x)", ErrMalformed, hdr[:8])
 		}
 		if boxSize < hdrLen || !printable(typ) {
@@ -187,6 +187,9 @@ func findMoov(r io.ReaderAt, size int64) (int64, []byte, error) {
 	}
 	return 0, nil, fmt.Errorf("%w: no moov box (sample table) at the top level: the file is truncated or still being written", ErrMalformed)
 }
+
+// topLevel are the box types an MP4 may start with.
+var topLevel = map[string]bool{"ftyp": true, "styp": true, "moov": true, "mdat": true, "free": true, "skip": true, "wide": true, "pdin": true, "uuid": true, "meta": true}
 
 func printable(typ string) bool {
 	for i := 0; i < len(typ); i++ {
