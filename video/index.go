@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/big"
 	"sort"
 	"time"
 
@@ -520,6 +521,10 @@ func (x *Index) Time(pts int64) time.Duration {
 	sec, rem := pts/ts, pts%ts
 	return time.Duration(sec)*time.Second + time.Duration((rem*int64(time.Second)*2+ts)/(2*ts))
 }
+
+// Seconds is a PTS in the track timescale as an exact rational number of
+// seconds.
+func (x *Index) Seconds(pts int64) *big.Rat { return big.NewRat(pts, int64(x.Timescale)) }
 
 // FrameTime is the presentation time of the frame at display position i.
 func (x *Index) FrameTime(i int) time.Duration { return x.Time(x.Frame(i).PTS) }

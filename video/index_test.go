@@ -198,7 +198,7 @@ func windows(x *Index, seed int64) [][]int {
 	for d, s := range x.Samples {
 		p := x.DisplayIndex(d)
 		if s.Key && d > 0 {
-			out = append(out, run(p-3, 6))
+			out = append(out, run(p-3, 6), run(p, 3))
 		}
 		if s.Leading {
 			out = append(out, []int{p}, run(p-1, 3))
@@ -280,6 +280,40 @@ func TestPlanDecodesLikeFFmpeg(t *testing.T) {
 			t.Logf("%s: %d frames, %d windows, %d decoded and compared", c.name, x.Len(), len(ws), decoded)
 		})
 	}
+}
+
+// TestPlanDecodeCheckDetectsShortPlans proves the decode comparison can
+// fail: starting an open-GOP leading frame at its own keyframe loses it.
+func TestPlanDecodeCheckDetectsShortPlans(t *testing.T) {
+	paths := clipPaths(t)
+	x, f, _ := open(t, paths["hevc_open_gop"])
+	for d, s := range x.Samples {
+		if !s.Leading {
+			continue
+		}
+		p, err := x.Plan([]int{x.DisplayIndex(d)})
+		require.NoError(t, err)
+		good := len(p.Output)
+		k := d
+		for !x.Samples[k].Key {
+			k--
+		}
+		require.Less(t, p.Start, k)
+		short := Plan{Start: k, End: p.End}
+		for _, r := range p.Ranges {
+			if r.End > k {
+				off := x.Samples[max(r.First, k)].Offset
+				short.Ranges = append(short.Ranges, ByteRange{Offset: off, Size: r.Offset + r.Size - off, First: max(r.First, k), End: r.End})
+			}
+		}
+		esPath := filepath.Join(t.TempDir(), "short.es")
+		require.NoError(t, os.WriteFile(esPath, elementaryStream(t, x, f, short), 0o644))
+		got := framemd5(t, "-f", "hevc", "-i", esPath)
+		require.Less(t, len(got), good-(k-p.Start), "decoding from the leading frame's own keyframe drops it")
+		require.NotContains(t, got, framemd5(t, "-i", paths["hevc_open_gop"])[x.DisplayIndex(d)])
+		return
+	}
+	t.Fatal("no leading frame in hevc_open_gop")
 }
 
 func TestPlanWindowsMergesSharedGOPs(t *testing.T) {
