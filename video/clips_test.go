@@ -207,7 +207,6 @@ func elementaryStream(t *testing.T, x *Index, f *os.File, p Plan) []byte {
 	return es.Bytes()
 }
 
-
 func runFFmpeg(args ...string) ([]byte, error) {
 	a := append([]string{"-v", "error", "-nostdin", "-y", "-threads", "1"}, args...)
 	return exec.Command("ffmpeg", a...).CombinedOutput()

@@ -2,6 +2,7 @@ package video
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -88,8 +89,9 @@ type Index struct {
 // Read indexes the MP4 in r (size bytes). It reads box headers along the
 // top level and then the whole moov box, wherever it is; it never reads
 // mdat.
-func Read(r io.ReaderAt, size int64) (*Index, error) {
-	moovOff, moovBytes, err := findMoov(r, size)
+// ctx is checked between reads; r's ReadAt is called from one goroutine.
+func Read(ctx context.Context, r io.ReaderAt, size int64) (*Index, error) {
+	moovOff, moovBytes, err := findMoov(ctx, r, size)
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +136,16 @@ func (x *Index) trackIDOr(t *mp4.TrakBox) uint32 {
 
 // findMoov walks the top-level boxes by their headers and returns the moov
 // box's offset and bytes.
-func findMoov(r io.ReaderAt, size int64) (int64, []byte, error) {
+func findMoov(ctx context.Context, r io.ReaderAt, size int64) (int64, []byte, error) {
 	var hdr [16]byte
 	for off := int64(0); off < size; {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, err
+		}
 		if size-off < 8 {
 			return 0, nil, fmt.Errorf("%w: %d stray bytes at offset %d after the last box: the file is truncated or not an MP4", ErrMalformed, size-off, off)
 		}
-		if _, err := r.ReadAt(hdr[:8], off); err != nil {
+		if _, err := readAt(r, hdr[:8], off); err != nil {
 			return 0, nil, fmt.Errorf("%w: read box header at %d: %w", ErrMalformed, off, err)
 		}
 		boxSize := int64(binary.BigEndian.Uint32(hdr[:4]))
@@ -151,7 +156,7 @@ func findMoov(r io.ReaderAt, size int64) (int64, []byte, error) {
 			if size-off < 16 {
 				return 0, nil, fmt.Errorf("%w: box %q at %d is truncated", ErrMalformed, typ, off)
 			}
-			if _, err := r.ReadAt(hdr[8:16], off+8); err != nil {
+			if _, err := readAt(r, hdr[8:16], off+8); err != nil {
 				return 0, nil, fmt.Errorf("%w: read box header at %d: %w", ErrMalformed, off, err)
 			}
 			boxSize = int64(binary.BigEndian.Uint64(hdr[8:16]))
@@ -173,7 +178,7 @@ func findMoov(r io.ReaderAt, size int64) (int64, []byte, error) {
 				return 0, nil, fmt.Errorf("%w: moov of %d bytes is over the %d-byte limit", ErrUnsupportedCodec, boxSize, maxMoovBytes)
 			}
 			buf := make([]byte, boxSize)
-			if _, err := r.ReadAt(buf, off); err != nil {
+			if _, err := readAt(r, buf, off); err != nil {
 				return 0, nil, fmt.Errorf("%w: read moov at %d: %w", ErrMalformed, off, err)
 			}
 			if hdrLen == 16 { // normalise to a compact header for the decoder
@@ -191,6 +196,16 @@ func findMoov(r io.ReaderAt, size int64) (int64, []byte, error) {
 
 // topLevel are the box types an MP4 may start with.
 var topLevel = map[string]bool{"ftyp": true, "styp": true, "moov": true, "mdat": true, "free": true, "skip": true, "wide": true, "pdin": true, "uuid": true, "meta": true}
+
+// readAt is ReadAt that accepts io.EOF with a full read, as the io.ReaderAt
+// contract allows at the end of the input.
+func readAt(r io.ReaderAt, p []byte, off int64) (int, error) {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return n, nil
+	}
+	return n, err
+}
 
 func printable(typ string) bool {
 	for i := 0; i < len(typ); i++ {
@@ -555,4 +570,3 @@ func (x *Index) FrameAt(t, tol time.Duration) (int, error) {
 	}
 	return best, nil
 }
-

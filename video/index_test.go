@@ -2,6 +2,7 @@ package video
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -72,7 +73,7 @@ func open(t *testing.T, path string) (*Index, *os.File, *countingReader) {
 	st, err := f.Stat()
 	require.NoError(t, err)
 	cr := &countingReader{f: f}
-	x, err := Read(cr, st.Size())
+	x, err := Read(context.Background(), cr, st.Size())
 	require.NoError(t, err)
 	return x, f, cr
 }
@@ -139,7 +140,9 @@ func TestIndexMatchesFFprobe(t *testing.T) {
 	}
 }
 
-func be32(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+func be32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
 
 func TestFrameAt(t *testing.T) {
 	paths := clipPaths(t)
@@ -381,7 +384,7 @@ func TestReadErrors(t *testing.T) {
 		{"unsupported codec", mj, ErrUnsupportedCodec, "only H.264"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Read(bytes.NewReader(tc.data), int64(len(tc.data)))
+			_, err := Read(context.Background(), bytes.NewReader(tc.data), int64(len(tc.data)))
 			require.ErrorIs(t, err, tc.want)
 			require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
 			require.Contains(t, err.Error(), tc.msg)
