@@ -32,13 +32,14 @@ type clip struct {
 	name string
 	args []string // ffmpeg arguments between the inputs' start and the output
 	// expectations
-	codec    Codec
-	bitDepth int
-	editList bool // the file's elst shifts presentation times (media time or empty edit)
-	leading  bool // open-GOP leading frames exist
-	audio    bool
-	vfr      bool
-	demuxer  string // ffmpeg demuxer for the elementary stream
+	codec     Codec
+	bitDepth  int
+	editList  bool // the file's elst shifts presentation times (media time or empty edit)
+	leading   bool // open-GOP leading frames exist
+	audio     bool
+	moovFirst bool // +faststart: moov before mdat
+	vfr       bool
+	demuxer   string // ffmpeg demuxer for the elementary stream
 }
 
 const src = "testsrc2=size=64x64:rate=25"
@@ -62,7 +63,7 @@ func clips() []clip {
 	return []clip{
 		{name: "h264_bframes_editlist", codec: H264, bitDepth: 8, editList: true, demuxer: "h264",
 			args: cat(in, []string{"-frames:v", "60", "-bf", "2", "-g", "12"}, x264, []string{"-output_ts_offset", "0.2"})},
-		{name: "h264_faststart", codec: H264, bitDepth: 8, editList: true, demuxer: "h264",
+		{name: "h264_faststart", moovFirst: true, codec: H264, bitDepth: 8, editList: true, demuxer: "h264",
 			args: cat(in, []string{"-frames:v", "40", "-bf", "3", "-g", "10"}, x264, []string{"-movflags", "+faststart"})},
 		{name: "hevc_open_gop", codec: HEVC, bitDepth: 8, editList: true, leading: true, demuxer: "hevc",
 			args: cat(in, []string{"-frames:v", "60"}, x265("open-gop=1:keyint=12:bframes=3"))},

@@ -307,6 +307,9 @@ func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize i
 	if stbl.Stsz.SampleUniformSize == 0 && len(stbl.Stsz.SampleSize) != n {
 		return nil, fmt.Errorf("%w: stsz lists %d sizes for %d samples", ErrMalformed, len(stbl.Stsz.SampleSize), n)
 	}
+	if u := int64(stbl.Stsz.SampleUniformSize); u > 0 && int64(n) > fileSize/u {
+		return nil, fmt.Errorf("%w: stsz claims %d samples of %d bytes in a %d-byte file: the file is truncated", ErrMalformed, n, u, fileSize)
+	}
 	x.Samples = make([]Sample, n)
 
 	// Decode times.

@@ -131,6 +131,7 @@ func TestIndexMatchesFFprobe(t *testing.T) {
 			mdat := bytes.Index(raw, []byte("mdat")) - 4
 			require.Greater(t, mdat, 0)
 			mdatEnd := mdat + int(be32(raw[mdat:]))
+			require.Equal(t, c.moovFirst, bytes.Index(raw, []byte("moov")) < mdat, "moov before mdat")
 			for _, r := range cr.reads {
 				inside := r[0] >= int64(mdat+8) && r[0] < int64(mdatEnd)
 				require.False(t, inside, "read [%d,+%d) inside mdat [%d,%d)", r[0], r[1], mdat, mdatEnd)
@@ -259,6 +260,17 @@ func TestPlanDecodesLikeFFmpeg(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path := paths[c.name]
 			x, f, _ := open(t, path)
+			all := make([]int, x.Len())
+			for i := range all {
+				all[i] = i
+			}
+			pall, err := x.Plan(all)
+			require.NoError(t, err)
+			if c.audio { // audio chunks interleave: the video cannot be one range
+				require.Greater(t, len(pall.Ranges), 1)
+			} else {
+				require.Len(t, pall.Ranges, 1, "video-only samples coalesce into one range")
+			}
 			whole := framemd5(t, "-i", path)
 			require.Len(t, whole, x.Len())
 			ws := windows(x, 1)
