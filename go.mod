@@ -3,6 +3,7 @@ module github.com/weftdata/weft
 go 1.26.0
 
 require (
+	github.com/Eyevinn/mp4ff v0.56.0
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/prometheus/client_golang v1.23.2
