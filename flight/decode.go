@@ -8,8 +8,11 @@ import (
 // protocol's one strict decoder (client.Decode, shared with the Go client)
 // and marks its errors as kind (ErrBadRequest or ErrBadTicket).
 //
-// TODO(integrator): once Service.status maps errdefs kinds, kind can go:
-// client.Decode's errors wrap errdefs.ErrInvalidArgument already.
+//
+// client.Decode's errors wrap errdefs.ErrInvalidArgument already, which is
+// what the status mapping reads; kind adds flight's own sentinel to the
+// chain so that callers and tests can tell a bad ticket from a bad command
+// with errors.Is, without changing the message.
 func decode(kind error, what string, data []byte, v any) error {
 	if err := client.Decode(what, data, v); err != nil {
 		return kindError{kind: kind, err: err}
