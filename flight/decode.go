@@ -7,8 +7,6 @@ import (
 // decode parses a JSON command, action body or ticket payload with the
 // protocol's one strict decoder (client.Decode, shared with the Go client)
 // and marks its errors as kind (ErrBadRequest or ErrBadTicket).
-//
-//
 // client.Decode's errors wrap errdefs.ErrInvalidArgument already, which is
 // what the status mapping reads; kind adds flight's own sentinel to the
 // chain so that callers and tests can tell a bad ticket from a bad command
