@@ -202,18 +202,18 @@ func (e *Engine) Resolve(ctx context.Context, r *Recipe) (*Run, error) {
 // (and be checked against a request); Store makes it servable by id.
 // Errors name the component at fault.
 func (e *Engine) Prepare(ctx context.Context, r *Recipe) (*Run, error) {
-	if err := r.Validate(); err != nil {
+	if err := ValidateRecipe(r); err != nil {
 		return nil, err
 	}
 	vs := make([]*tables.Version, len(r.Components))
 	for i := range r.Components {
 		c := &r.Components[i]
-		v, err := e.tables.Table(ctx, versions.ProjectName(c.Project), c.ref(), versions.TableName(c.Table))
+		v, err := e.tables.Table(ctx, versions.ProjectName(c.Project), componentRef(c), versions.TableName(c.Table))
 		if err != nil {
-			return nil, fmt.Errorf("component %d (%s/%s at %q): %w", i, c.Project, c.Table, c.ref(), err)
+			return nil, fmt.Errorf("component %d (%s/%s at %q): %w", i, c.Project, c.Table, componentRef(c), err)
 		}
 		if v.Rows() == 0 {
-			return nil, fmt.Errorf("%w: component %d (%s/%s at %q): the table has no rows at commit %s; append rows or drop the component", ErrEmptyComponent, i, c.Project, c.Table, c.ref(), v.Commit.Short())
+			return nil, fmt.Errorf("%w: component %d (%s/%s at %q): the table has no rows at commit %s; append rows or drop the component", ErrEmptyComponent, i, c.Project, c.Table, componentRef(c), v.Commit.Short())
 		}
 		vs[i] = v
 	}
@@ -240,7 +240,7 @@ func (e *Engine) Prepare(ctx context.Context, r *Recipe) (*Run, error) {
 		widest = max(widest, float64(bytes)/float64(v.Rows()))
 		c := &r.Components[i]
 		rec.Components[i] = ComponentRecord{
-			Project: v.Project, Ref: c.ref(), Table: v.Table, Commit: v.Commit,
+			Project: v.Project, Ref: componentRef(c), Table: v.Table, Commit: v.Commit,
 			Weight: c.Weight, Columns: columns, Rows: v.Rows(), Blocks: blocks, Windows: windows[i],
 		}
 	}

@@ -22,48 +22,29 @@ const (
 )
 
 // Recipe is what a trainer asks for: components with weights, a seed and a
-// batch size. Resolving it (Engine.Resolve) pins every component to a
-// commit and gives a Run. The JSON form is the `recipe` of the Flight
-// protocol (docs/flight.md).
-type Recipe struct {
-	Seed       uint64      `json:"seed"`
-	BatchSize  int         `json:"batch_size"`
-	Components []Component `json:"components"`
-	// Shuffle nil picks the window from the data (see doc.go, "Shuffle window").
-	Shuffle *Shuffle `json:"shuffle,omitempty"`
-	// Steps is the run length; 0 means ⌈Σ rows / batch_size⌉.
-	Steps int64 `json:"steps,omitempty"`
-}
+// batch size. It is the protocol's own type (client.Recipe: the request
+// the Go client sends is the struct the engine resolves); the engine reads
+// it as documented there, with these rules of its own (ValidateRecipe):
+// every weight positive and finite (the JSON default of 1 is applied by
+// client.Decode; a Go caller gives it), columns nil or empty meaning every
+// column of the first component's table that Windows does not name, and a
+// later component's nil Windows meaning the first component's.
+// Resolving it (Engine.Prepare) pins every component to a commit and gives
+// a Run.
+type Recipe = client.Recipe
 
-// Component is one table of a recipe.
-type Component struct {
-	Project string `json:"project"`
-	// Ref is a branch, a commit id or an 8+ digit prefix; "" means "main".
-	Ref   string `json:"ref,omitempty"`
-	Table string `json:"table"`
-	// Weight is the component's relative share of every batch: positive
-	// and finite. In JSON it defaults to 1.
-	Weight float64 `json:"weight"`
-	// Columns nil or empty means every column of the first component's
-	// table that Windows does not name; every component then serves the
-	// same columns.
-	Columns []string `json:"columns,omitempty"`
-	// Windows maps output columns to the materializer kind that makes
-	// them and its spec (doc.go, "Windows"). Nil, after the first
-	// component, means the first component's windows; otherwise every
-	// component names the same keys with the same kinds.
-	Windows map[string]Window `json:"windows,omitempty"`
-}
+// Component is one table of a recipe (client.Component).
+type Component = client.Component
 
-// Shuffle is the shuffle window of a recipe.
-type Shuffle struct {
-	// BufferRows is the window in rows (0: block order only).
-	BufferRows int64 `json:"buffer_rows"`
-}
+// Shuffle is the shuffle window of a recipe (client.Shuffle): BufferRows
+// 0 is block order only; a nil *Shuffle lets the engine choose (doc.go,
+// "Shuffle window").
+type Shuffle = client.Shuffle
 
-// NewRecipe is the engine's form of a recipe decoded from the wire (a
-// client.Recipe from client.Decode: the protocol's one recipe decoder).
-// Validate is still to be called (Prepare does).
+// NewRecipe is a deep copy of a recipe decoded from the wire (by
+// client.Decode, the protocol's one recipe decoder), so that the engine
+// never shares slices or maps with its caller. ValidateRecipe is still to
+// be called (Prepare does).
 func NewRecipe(r *client.Recipe) *Recipe {
 	out := &Recipe{Seed: r.Seed, BatchSize: r.BatchSize, Steps: r.Steps, Components: make([]Component, len(r.Components))}
 	if r.Shuffle != nil {
@@ -90,15 +71,16 @@ func ParseRecipe(data []byte) (*Recipe, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBadRecipe, msg)
 	}
 	r := NewRecipe(&cr)
-	if err := r.Validate(); err != nil {
+	if err := ValidateRecipe(r); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// Validate checks everything that does not need the store. Messages name
-// the component (by index, project and table) and the field at fault.
-func (r *Recipe) Validate() error {
+// ValidateRecipe checks everything of r that does not need the store.
+// Messages name the component (by index, project and table) and the field
+// at fault.
+func ValidateRecipe(r *Recipe) error {
 	switch {
 	case len(r.Components) == 0:
 		return fmt.Errorf("%w: \"components\" is empty; give at least one {\"project\", \"table\", \"weight\"}", ErrBadRecipe)
@@ -206,8 +188,8 @@ func canonicalWindow(w Window) (Window, error) {
 	return out, nil
 }
 
-// ref is c's ref with the default applied.
-func (c *Component) ref() string {
+// componentRef is c's ref with the default applied.
+func componentRef(c *Component) string {
 	if c.Ref == "" {
 		return string(versions.MainBranch)
 	}
