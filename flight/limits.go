@@ -107,14 +107,9 @@ func (s *Service) checkStep(batch, world int, rowBytes int64) error {
 }
 
 // rowBytes estimates the Arrow bytes of one row of a run over vs with
-// columns (nil: every column of vs[0]): the widest component's average,
-// from the Parquet footers (cached), plus _component and _row.
+// columns (a run record's, always resolved): the widest component's
+// average, from the Parquet footers (cached), plus _component and _row.
 func (s *Service) rowBytes(ctx context.Context, vs []*tables.Version, columns []string) (int64, error) {
-	if len(columns) == 0 && len(vs) > 0 {
-		for _, f := range vs[0].Schema.Fields() {
-			columns = append(columns, f.Name)
-		}
-	}
 	var widest int64
 	for _, v := range vs {
 		proj, err := v.Projection(columns)
@@ -138,16 +133,7 @@ func (s *Service) runRowBytes(ctx context.Context, run *mix.Run) (int64, error) 
 	if ok {
 		return n, nil
 	}
-	rec := run.Record()
-	vs := make([]*tables.Version, len(rec.Components))
-	for i, c := range rec.Components {
-		v, err := s.tables.TableAt(ctx, c.Project, c.Commit, c.Table)
-		if err != nil {
-			return 0, err
-		}
-		vs[i] = v
-	}
-	n, err := s.rowBytes(ctx, vs, rec.Components[0].Columns)
+	n, err := s.rowBytes(ctx, run.Versions(), run.Record().Components[0].Columns)
 	if err != nil {
 		return 0, err
 	}

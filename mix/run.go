@@ -177,6 +177,10 @@ type Run struct {
 // ID is the run id.
 func (r *Run) ID() RunID { return r.rec.Run }
 
+// Versions are the table versions the run's components are pinned to, in
+// component order (shared and immutable: do not modify).
+func (r *Run) Versions() []*tables.Version { return slices.Clone(r.versions) }
+
 // Record returns a copy of the run record.
 func (r *Run) Record() Record {
 	c := *r.rec
