@@ -177,13 +177,7 @@ func (fx *fixture) action(ctx context.Context, name string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	for {
-		if _, err := stream.Recv(); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
+	return drain(stream.Recv)
 }
 
 func (fx *fixture) listFlights(ctx context.Context, criteria []byte) error {
@@ -191,13 +185,7 @@ func (fx *fixture) listFlights(ctx context.Context, criteria []byte) error {
 	if err != nil {
 		return err
 	}
-	for {
-		if _, err := stream.Recv(); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
+	return drain(stream.Recv)
 }
 
 // doGet reads a ticket's stream to its end.
@@ -206,13 +194,7 @@ func (fx *fixture) doGet(ctx context.Context, ticket []byte) error {
 	if err != nil {
 		return err
 	}
-	for {
-		if _, err := stream.Recv(); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
+	return drain(stream.Recv)
 }
 
 // put sends one DoPut with the raw Flight client: the batches make builds
