@@ -24,6 +24,7 @@ import (
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
@@ -116,6 +117,10 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	}
 	mo := mix.DefaultOptions()
 	mo.Allocator = mem
+	kinds, err := episodes.New(episodes.DefaultOptions())
+	require.NoError(t, err)
+	t.Cleanup(kinds.Close)
+	mo.Kinds = kinds.Map()
 	if o.mix != nil {
 		o.mix(&mo)
 	}

@@ -221,6 +221,9 @@ func (e *Engine) Prepare(ctx context.Context, r *Recipe) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.canonicalWindows(r, windows); err != nil {
+		return nil, err
+	}
 	columns, err := recipeColumns(r, vs[0], windows[0])
 	if err != nil {
 		return nil, err

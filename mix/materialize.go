@@ -42,6 +42,47 @@ type Kind interface {
 	New(ctx context.Context, env Env, key string, in []Input) (Materializer, error)
 }
 
+// Canonicalizer is an optional interface of a Kind: Canonical rewrites a
+// window spec (the window's fields without "kind", canonical JSON as
+// client.Window leaves it) in the kind's canonical form: defaults left
+// out, numbers in one spelling. The engine calls it when it resolves a
+// recipe, before the run record and run id are made, so that equivalent
+// specs (from Go, from Python) make one run. An error refuses the recipe;
+// it should wrap ErrBadWindow and name the field at fault.
+type Canonicalizer interface {
+	Canonical(spec json.RawMessage) (json.RawMessage, error)
+}
+
+// canonicalWindows rewrites, in place, the specs of windows whose kind is
+// a Canonicalizer. Kinds the engine lacks are left for materializers to
+// report.
+func (e *Engine) canonicalWindows(r *Recipe, windows []map[string]Window) error {
+	for i, ws := range windows {
+		for key, w := range ws {
+			c, ok := e.registry[w.Kind].(Canonicalizer)
+			if !ok {
+				continue
+			}
+			spec := w.Spec
+			if len(spec) == 0 {
+				spec = json.RawMessage("{}")
+			}
+			out, err := c.Canonical(spec)
+			if err != nil {
+				return fmt.Errorf("component %d (%s/%s): window %q (kind %q): %w", i, r.Components[i].Project, r.Components[i].Table, key, w.Kind, err)
+			}
+			// Through client.Window's JSON, so the stored spec is what
+			// decoding a record gives back.
+			cw, err := canonicalWindow(Window{Kind: w.Kind, Spec: out})
+			if err != nil {
+				return fmt.Errorf("%w: component %d: window %q: %w", ErrBadWindow, i, key, err)
+			}
+			ws[key] = cw
+		}
+	}
+	return nil
+}
+
 // Env is what an engine lends its kinds.
 type Env struct {
 	Tables *tables.Store

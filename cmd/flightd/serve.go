@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
@@ -229,6 +230,16 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	cfg.mix.OnRunRecordStored = ms.runRecordStored()
+	// The window kinds: "rows" and "video" (media opened through the
+	// tables store).
+	eo := episodes.DefaultOptions()
+	eo.Logger = log
+	kinds, err := episodes.New(eo)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer kinds.Close()
+	cfg.mix.Kinds = kinds.Map()
 	engine, err := mix.New(t, cfg.mix)
 	if err != nil {
 		return usageErr("%v", err)

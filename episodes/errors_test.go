@@ -1,0 +1,152 @@
+package episodes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/mix"
+)
+
+// firstStepErr resolves a recipe over table t with windows ws and returns
+// the first error of its stream (or of resolving it).
+func firstStepErr(t *testing.T, en *env, table string, ws map[string]mix.Window) error {
+	t.Helper()
+	r := &mix.Recipe{Seed: 1, BatchSize: 4, Components: []mix.Component{{Project: "p", Table: table, Weight: 1, Windows: ws, Columns: []string{"episode_index"}}}}
+	run, err := en.e.Resolve(context.Background(), r)
+	if err != nil {
+		return err
+	}
+	for st, err := range en.e.Steps(context.Background(), run, 0, 1, 0, 0) {
+		if err != nil {
+			return err
+		}
+		st.Batch.Release()
+	}
+	return nil
+}
+
+func TestBadInputs(t *testing.T) {
+	clips := renderClips(t)
+	c := clips[0]
+	media := newTestMedia(clips)
+	en := newEnv(t, media)
+	en.appendMoments("good", 0, clipRows(c), nil)
+
+	missing := hex.EncodeToString(make([]byte, 32))
+	en.appendMoments("missing", 0, []row{{1, c.sha, c.seconds(0)}, {1, missing, 0.2}}, nil)
+
+	corrupt := append([]byte(nil), c.data[:len(c.data)/2]...) // moov at the end: cut off
+	sum := sha256.Sum256(corrupt)
+	corruptSHA := hex.EncodeToString(sum[:])
+	media.add(corruptSHA, corrupt)
+	en.appendMoments("corrupt", 0, []row{{1, corruptSHA, 0.2}}, nil)
+
+	en.appendMoments("offtime", 0, []row{{1, c.sha, c.seconds(0)}, {1, c.sha, c.seconds(1) + 0.01}}, nil)
+
+	for _, tc := range []struct {
+		name  string
+		table string
+		ws    map[string]mix.Window
+		kind  error
+		msg   []string
+	}{
+		{"rows pad false", "good", map[string]mix.Window{"state": window(KindRows, `{"offsets":[0,1,2],"pad":false}`)}, ErrPadding, []string{"row 26 (episode 100)", "offset 2 reaches row 28"}},
+		{"video pad false", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0,1,2],"pad":false}`)}, ErrPadding, []string{"episode 10", "_is_pad"}},
+		{"missing media", "missing", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0]}`)}, errdefs.ErrNotFound, []string{"row 1", missing, "upload it"}},
+		{"corrupt media", "corrupt", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0]}`)}, errdefs.ErrInvalidArgument, []string{"row 0", corruptSHA[:12], "truncated"}},
+		{"time without frame", "offtime", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0]}`)}, ErrBadMedia, []string{"row 1 (episode 1)", "has no frame in media " + c.sha[:12], "nearest is frame"}},
+		{"frames and seconds", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"seconds":[0]}`)}, ErrBadSpec, []string{"exactly one"}},
+		{"no offsets", "good", map[string]mix.Window{"cam": window(KindVideo, `{}`)}, mix.ErrBadWindow, []string{"exactly one"}},
+		{"unknown field", "good", map[string]mix.Window{"state": window(KindRows, `{"offsets":[1],"stride":2}`)}, ErrBadSpec, []string{"stride"}},
+		{"fractional offset", "good", map[string]mix.Window{"state": window(KindRows, `{"offsets":[0.5]}`)}, ErrBadSpec, []string{"integer"}},
+		{"bad size", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"size":[0,4]}`)}, ErrBadSpec, []string{"size"}},
+		{"tolerance on frames", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"tolerance":0.1}`)}, ErrBadSpec, []string{"tolerance"}},
+		{"not a video column", "good", map[string]mix.Window{"state": window(KindVideo, `{"frames":[0]}`)}, ErrBadSpec, []string{"not a video column"}},
+		{"no such column", "good", map[string]mix.Window{"nope": window(KindRows, `{"offsets":[0]}`)}, ErrBadSpec, []string{"nope"}},
+		{"seconds out of tolerance", "good", map[string]mix.Window{"cam": window(KindVideo, `{"seconds":[0.02],"tolerance":0.001}`)}, ErrBadMedia, []string{"seconds offset 0.02", "no frame within"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := firstStepErr(t, en, tc.table, tc.ws)
+			require.ErrorIs(t, err, tc.kind)
+			for _, m := range tc.msg {
+				require.ErrorContains(t, err, m)
+			}
+		})
+	}
+
+	// A table without an episode column serves no windows.
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{1, 2, 3}, nil)
+	xs := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{xs}, 3)
+	xs.Release()
+	rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	require.NoError(t, err)
+	_, err = en.tables.Append(context.Background(), "p", "main", "plain", rr, "")
+	rr.Release()
+	rec.Release()
+	require.NoError(t, err)
+	r := &mix.Recipe{Seed: 1, BatchSize: 2, Components: []mix.Component{{Project: "p", Table: "plain", Weight: 1, Windows: map[string]mix.Window{"x": window(KindRows, `{"offsets":[0,1]}`)}}}}
+	_, err = en.e.Resolve(context.Background(), r)
+	require.ErrorIs(t, err, ErrNoEpisodes)
+	require.ErrorContains(t, err, "weft.episode")
+}
+
+// TestCanonical: equivalent specs, as Go and Python spell them, make one
+// canonical spec and one run id; other specs make other runs.
+func TestCanonical(t *testing.T) {
+	for _, tc := range []struct{ kind, in, want string }{
+		{KindRows, `{"offsets":[0,1,2]}`, `{"offsets":[0,1,2]}`},
+		{KindRows, `{"pad":true,"offsets":[0,1.0,2e0]}`, `{"offsets":[0,1,2]}`},
+		{KindRows, `{"offsets":[-1],"pad":false}`, `{"offsets":[-1],"pad":false}`},
+		{KindVideo, `{"frames":[0,1,2]}`, `{"frames":[0,1,2]}`},
+		{KindVideo, `{"size":[224,224.0],"pad":true,"frames":[-1.0,0]}`, `{"frames":[-1,0],"size":[224,224]}`},
+		{KindVideo, `{"seconds":[-0.2,-0.1,0.0,1e-1,-0.0],"tolerance":0.010}`, `{"seconds":[-0.2,-0.1,0,0.1,0],"tolerance":0.01}`},
+		{KindVideo, `{"seconds":[0.30000000000000004],"pad":false}`, `{"seconds":[0.30000000000000004],"pad":false}`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			var got []byte
+			var err error
+			if tc.kind == KindRows {
+				got, err = (&rowsKind{}).Canonical([]byte(tc.in))
+			} else {
+				got, err = (&videoKind{}).Canonical([]byte(tc.in))
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(got))
+		})
+	}
+
+	clips := renderClips(t)
+	en := newEnv(t, newTestMedia(clips))
+	en.appendMoments("good", 0, clipRows(clips[0]), nil)
+	id := func(ws map[string]mix.Window) (mix.RunID, string) {
+		r := &mix.Recipe{Seed: 3, BatchSize: 4, Components: []mix.Component{{Project: "p", Table: "good", Weight: 1, Windows: ws, Columns: []string{"episode_index"}}}}
+		run, err := en.e.Prepare(context.Background(), r)
+		require.NoError(t, err)
+		return run.ID(), mustJSON(t, run.Record().Components[0].Windows)
+	}
+	goID, goWin := id(map[string]mix.Window{
+		"cam":   window(KindVideo, `{"seconds":[-0.1,0],"size":[96,96]}`),
+		"state": window(KindRows, `{"offsets":[0,1,2]}`)})
+	pyID, pyWin := id(map[string]mix.Window{
+		"cam":   window(KindVideo, `{"pad": true, "seconds": [-0.1, 0.0], "size": [96, 96]}`),
+		"state": window(KindRows, `{"offsets": [0, 1, 2], "pad": true}`)})
+	require.Equal(t, goID, pyID)
+	require.Equal(t, goWin, pyWin)
+	require.Equal(t, `{"cam":{"kind":"video","seconds":[-0.1,0],"size":[96,96]},"state":{"kind":"rows","offsets":[0,1,2]}}`, goWin)
+	otherID, _ := id(map[string]mix.Window{
+		"cam":   window(KindVideo, `{"seconds":[-0.1,0],"size":[96,96],"pad":false}`),
+		"state": window(KindRows, `{"offsets":[0,1,2]}`)})
+	require.NotEqual(t, goID, otherID)
+}

@@ -1,0 +1,176 @@
+package episodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/cache"
+	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
+	"github.com/weftdata/weft/video"
+)
+
+// The kinds' names in a recipe's windows.
+const (
+	KindRows  = "rows"
+	KindVideo = "video"
+)
+
+// MediaSource opens media objects by project and sha256 (tables.Store
+// satisfies it). The reader must allow concurrent ranged reads. A missing
+// object is an error that wraps errdefs.ErrNotFound.
+type MediaSource interface {
+	OpenMedia(ctx context.Context, p versions.ProjectName, sha string) (io.ReaderAt, int64, error)
+}
+
+// Options configure Kinds.
+type Options struct {
+	// Media opens media objects; nil means the engine's tables store when
+	// it is a MediaSource (video windows fail with ErrNoMediaSource
+	// otherwise).
+	Media MediaSource
+	// MediaIndexBytes bounds the cached media indexes (video.Index, about
+	// 100 bytes per frame).
+	MediaIndexBytes int64
+	// EpisodeIndexBytes bounds the cached episode indexes.
+	EpisodeIndexBytes int64
+	// CoalesceBytes: ranged reads of one media object in one step whose
+	// gap is at most this many bytes are merged into one read.
+	CoalesceBytes int64
+	// Logger; nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOptions: 256 MiB of media indexes, 64 MiB of episode indexes,
+// reads merged across gaps of up to 64 KiB.
+func DefaultOptions() Options {
+	return Options{MediaIndexBytes: 256 << 20, EpisodeIndexBytes: 64 << 20, CoalesceBytes: 64 << 10}
+}
+
+// Validate reports an unusable option.
+func (o Options) Validate() error {
+	if o.MediaIndexBytes < 0 || o.EpisodeIndexBytes < 0 || o.CoalesceBytes < 0 {
+		return fmt.Errorf("%w: episodes options: MediaIndexBytes, EpisodeIndexBytes and CoalesceBytes must be 0 or more", errdefs.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Kinds holds the "rows" and "video" kinds and the caches they share with
+// the append check. Safe for concurrent use.
+type Kinds struct {
+	opts     Options
+	log      *slog.Logger
+	episodes *cache.Cache[episodeKey, *EpisodeIndex]
+	media    *cache.Cache[mediaKey, *video.Index]
+}
+
+// mediaKey names a media object.
+type mediaKey struct {
+	project versions.ProjectName
+	sha     string
+}
+
+// New makes the kinds.
+func New(opts Options) (*Kinds, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Kinds{
+		opts:     opts,
+		log:      log,
+		episodes: cache.New[episodeKey, *EpisodeIndex](opts.EpisodeIndexBytes, nil),
+		media:    cache.New[mediaKey, *video.Index](opts.MediaIndexBytes, nil),
+	}, nil
+}
+
+// Map is the kinds by name, for mix.Options.Kinds.
+func (k *Kinds) Map() map[string]mix.Kind {
+	return map[string]mix.Kind{KindRows: &rowsKind{k: k}, KindVideo: &videoKind{k: k}}
+}
+
+// Close drops the caches.
+func (k *Kinds) Close() {
+	k.episodes.Purge()
+	k.media.Purge()
+}
+
+// episodeIndex returns the cached episode index of v by its episode
+// column.
+func (k *Kinds) episodeIndex(ctx context.Context, r *tables.Reader, v *tables.Version) (*EpisodeIndex, error) {
+	col, err := episodeColumn(v.Schema)
+	if err != nil {
+		return nil, err
+	}
+	if col == "" {
+		return nil, fmt.Errorf("%w: %s/%s has none: name the episode column in the schema metadata weft.episode, or call it episode_index", ErrNoEpisodes, v.Project, v.Table)
+	}
+	h, err := k.episodes.Get(ctx, episodeKey{manifest: v.Manifest.ID, column: col}, func(lctx context.Context) (*EpisodeIndex, int64, error) {
+		x, err := buildEpisodeIndex(lctx, r, v, col)
+		if err != nil {
+			return nil, 0, err
+		}
+		return x, x.bytes(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer h.Release() // immutable; the GC keeps it while in use
+	return h.Value(), nil
+}
+
+// source is the media source of the kinds, or of env.
+func (k *Kinds) source(env mix.Env) (MediaSource, error) {
+	if k.opts.Media != nil {
+		return k.opts.Media, nil
+	}
+	if s, ok := any(env.Tables).(MediaSource); ok && env.Tables != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%w: this server cannot open media objects, so it serves no video windows", ErrNoMediaSource)
+}
+
+// mediaIndex returns the cached index of a media object. Errors name the
+// media object: NotFound when it is not in the bucket, InvalidArgument
+// when it is not an indexable MP4.
+func (k *Kinds) mediaIndex(ctx context.Context, src MediaSource, p versions.ProjectName, sha string) (*video.Index, error) {
+	h, err := k.media.Get(ctx, mediaKey{project: p, sha: sha}, func(lctx context.Context) (*video.Index, int64, error) {
+		r, size, err := src.OpenMedia(lctx, p, sha)
+		if err != nil {
+			if errors.Is(err, errdefs.ErrNotFound) {
+				return nil, 0, fmt.Errorf("%w: %s/media/%s.mp4 is not in the bucket: upload it (DoPut media) or fix the row: %w", ErrMediaNotFound, p, sha, err)
+			}
+			return nil, 0, fmt.Errorf("open media %s: %w", shortSHA(sha), err)
+		}
+		x, err := video.Read(lctx, r, size)
+		if err != nil {
+			if errors.Is(err, errdefs.ErrInvalidArgument) {
+				return nil, 0, fmt.Errorf("%w: media %s: %w", ErrBadMedia, shortSHA(sha), err)
+			}
+			return nil, 0, fmt.Errorf("index media %s: %w", shortSHA(sha), err)
+		}
+		return x, indexBytes(x), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer h.Release() // immutable; the GC keeps it while in use
+	return h.Value(), nil
+}
+
+// indexBytes estimates an index's memory.
+func indexBytes(x *video.Index) int64 {
+	n := int64(256 + len(x.Config.Box))
+	for _, ps := range x.Config.ParameterSets {
+		n += int64(len(ps))
+	}
+	return n + int64(x.Len())*(56+16)
+}
