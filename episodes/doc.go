@@ -21,9 +21,10 @@
 // A window {"kind": "rows", "offsets": [k…], "pad": bool} serves, per
 // sample, the key column's values at rows row+k clamped into the sample's
 // episode, as K (fixed_size_list<X>[T]) and K_is_pad
-// (fixed_size_list<bool>[T], true where clamped). With pad false a window
-// that would cross an episode edge is refused when the run is resolved,
-// naming the first such row and its episode.
+// (fixed_size_list<bool>[T], true where clamped). With pad false nothing
+// repeats: a window that would cross an episode edge slides to lie inside
+// the episode (all of K_is_pad false), and an episode shorter than the
+// window's span is refused when the run is resolved, naming it.
 //
 // A window {"kind": "video", "frames": [k…]} or {"kind": "video",
 // "seconds": [s…]}, with optional "size": [H, W], "pad" and "tolerance",
@@ -35,7 +36,9 @@
 // configuration and the access units, read from the bucket by ranged
 // reads, that a decoder needs (video.Index.PlanWindows over the step's
 // samples of each media object, so a GOP that several windows share is
-// sent once). Canonical turns a spec into the form the run record and
+// sent once). With pad false a frames window slides inside the episode
+// like a rows window (an episode too short for it fails its step), and a
+// seconds window must not reach past the episode's edges. Canonical turns a spec into the form the run record and
 // run id hold.
 //
 // # Concurrency

@@ -18,8 +18,8 @@ var (
 	// weft.episode, a column episode_index or episode), or its episode
 	// column is of a type or holds a value that cannot name an episode.
 	ErrNoEpisodes = fmt.Errorf("%w: no episode column", errdefs.ErrInvalidArgument)
-	// ErrPadding: with pad false, a window crosses its episode's edge.
-	ErrPadding = fmt.Errorf("%w: window crosses its episode", errdefs.ErrInvalidArgument)
+	// ErrPadding: with pad false, a window does not fit in its episode.
+	ErrPadding = fmt.Errorf("%w: window does not fit in its episode", errdefs.ErrInvalidArgument)
 	// ErrMediaNotFound: a row names a media object that is not in the
 	// bucket.
 	ErrMediaNotFound = fmt.Errorf("media %w", errdefs.ErrNotFound)

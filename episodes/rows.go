@@ -72,21 +72,33 @@ func (rk *rowsKind) New(ctx context.Context, env mix.Env, key string, in []mix.I
 	return m, nil
 }
 
-// checkNoPad refuses offsets that take some row of x outside its episode:
-// it names the first such row in ordinal order (one in episode 0, since
-// every episode has a first and a last row).
+// checkNoPad refuses a window without padding that some episode of x is
+// too short to hold: its offsets span more rows than the episode has. It
+// names the first such episode.
 func checkNoPad(x *EpisodeIndex, offsets []int64) error {
 	lo, hi := slices.Min(offsets), slices.Max(offsets)
-	if lo >= 0 && hi <= 0 {
-		return nil
+	span := hi - lo + 1
+	for e := range x.Len() {
+		first, last := x.Span(e)
+		if last-first+1 < span {
+			return fmt.Errorf("%w: episode %s (rows %d..%d) has %d rows, fewer than the %d the window's offsets [%d, %d] span; with \"pad\": false a window must fit inside its episode: leave padding on (the edge row repeats, flagged in _is_pad) or shorten the window",
+				ErrPadding, x.Value(e), first, last, last-first+1, span, lo, hi)
+		}
 	}
-	first, last := x.Span(0)
-	row, k := first, lo
-	if lo >= 0 {
-		row, k = max(first, last-hi+1), hi
+	return nil
+}
+
+// shift is how far a window without padding moves so that rows
+// [lo+row, hi+row] fit in [first, last] (which checkNoPad made wide
+// enough): 0 when they already do.
+func shift(row, lo, hi, first, last int64) int64 {
+	switch {
+	case row+lo < first:
+		return first - (row + lo)
+	case row+hi > last:
+		return last - (row + hi)
 	}
-	return fmt.Errorf("%w: row %d (episode %s): offset %d reaches row %d, outside the episode's rows %d..%d; with \"pad\": false every window must stay inside its episode, which offsets [%d, %d] cannot for an episode's first or last rows: leave padding on (the edge row repeats, flagged in _is_pad)",
-		ErrPadding, row, x.Value(0), k, row+k, first, last, lo, hi)
+	return 0
 }
 
 // rowsComp is one component of a rows window.
@@ -97,10 +109,16 @@ type rowsComp struct {
 	proj     *arrow.Schema // the key column
 }
 
-// window returns the row of offset j of the window at row, clamped into
-// its episode, and whether it was clamped.
+// window returns the row of offset j of the window at row and whether it
+// is padding. With padding (the default) a row outside the episode is
+// replaced by the episode's edge row; without, the whole window slides to
+// lie inside the episode, so no row repeats.
 func (c *rowsComp) window(row int64, j int) (int64, bool) {
 	_, first, last := c.episodes.Episode(row)
+	if !c.spec.Pad {
+		lo, hi := slices.Min(c.spec.Offsets), slices.Max(c.spec.Offsets)
+		return row + c.spec.Offsets[j] + shift(row, lo, hi, first, last), false
+	}
 	r := row + c.spec.Offsets[j]
 	switch {
 	case r < first:

@@ -238,7 +238,7 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 			return fmt.Errorf("%s: %w", p.where(s), err)
 		}
 		if !c.spec.Pad && slices.Contains(ps, true) {
-			return fmt.Errorf("%w: %s: %s window reaches outside the episode's frames (episode %s: rows %d..%d); leave padding on (the edge frame repeats, flagged in %s_is_pad)", ErrPadding, p.where(s), c.key, c.episodes.Value(e), first, last, c.key)
+			return fmt.Errorf("%w: %s: %s window does not fit in the episode's frames (episode %s: rows %d..%d): with \"pad\": false a frames window slides to fit inside its episode, which this episode is too short for, and a seconds window must not reach past its edges; leave padding on (the edge frame repeats, flagged in %s_is_pad)", ErrPadding, p.where(s), c.key, c.episodes.Value(e), first, last, c.key)
 		}
 		frames[i], p.pads[i] = f, ps
 		p.pts[i] = make([]int64, len(f))
@@ -415,6 +415,20 @@ func resolve(x *video.Index, c *videoComp, mo, first, last moment) ([]int, []boo
 	s := &c.spec
 	frames := make([]int, s.Len())
 	pads := make([]bool, s.Len())
+	if s.Frames != nil && !s.Pad {
+		// Without padding the window slides to fit inside the span; an
+		// episode too short for it is padded, which the caller refuses.
+		lo, hi := f0+int(slices.Min(s.Frames)), f0+int(slices.Max(s.Frames))
+		d := 0
+		switch {
+		case hi-lo > fl-ff:
+		case lo < ff:
+			d = ff - lo
+		case hi > fl:
+			d = fl - hi
+		}
+		f0 += d
+	}
 	for j := range frames {
 		if s.Frames != nil {
 			f := f0 + int(s.Frames[j])

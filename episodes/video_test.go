@@ -168,8 +168,16 @@ func checkSegment(t testing.TB, c *clip, g segOut, want []int64) {
 
 // expectFrames is the brute-force window of frame offsets ks at display
 // frame j of an n-frame clip.
-func expectFrames(c *clip, j int, ks []int) ([]int64, []bool) {
+func expectFrames(c *clip, j int, ks []int, slide bool) ([]int64, []bool) {
 	ef, el := episodeOf(c.frames, j)
+	if slide { // pad false: the window moves to fit inside the episode
+		lo, hi := j+slices.Min(ks), j+slices.Max(ks)
+		if lo < ef {
+			j += ef - lo
+		} else if hi > el {
+			j -= hi - el
+		}
+	}
 	var pts []int64
 	var pads []bool
 	for _, k := range ks {
@@ -209,6 +217,7 @@ func TestVideoWindows(t *testing.T) {
 		ks     []int // the frame offsets the spec means (CFR: seconds/0.04)
 		rows   string
 		rowsKs []int
+		slide  bool // pad false: windows slide into their episode
 	}
 	var cfr []*clip
 	for _, c := range clips {
@@ -220,6 +229,9 @@ func TestVideoWindows(t *testing.T) {
 		{name: "frames", clips: clips, spec: `{"frames":[-14,-5,-1,0,1,2,13],"size":[32,48]}`, ks: []int{-14, -5, -1, 0, 1, 2, 13},
 			rows: `{"offsets":[-2,0,1,30]}`, rowsKs: []int{-2, 0, 1, 30}},
 		{name: "seconds", clips: cfr, spec: `{"seconds":[-0.2,-0.04,0,0.08,0.52]}`, ks: []int{-5, -1, 0, 2, 13}},
+		// The middle episode has 5 frames: windows spanning 5 fit everywhere.
+		{name: "no padding", clips: clips, spec: `{"frames":[-4,-1,0],"pad":false}`, ks: []int{-4, -1, 0},
+			rows: `{"offsets":[-1,0,3],"pad":false}`, rowsKs: []int{-1, 0, 3}, slide: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,10 +252,13 @@ func TestVideoWindows(t *testing.T) {
 				for _, s := range full[st] {
 					c := tc.clips[s.comp]
 					j := int(s.row) // one row per frame, in display order
-					pts, pad := expectFrames(c, j, tc.ks)
+					pts, pad := expectFrames(c, j, tc.ks, tc.slide)
 					require.Equal(t, pts, s.pts, "%s row %d: frame pts", c.name, s.row)
 					require.Equal(t, pad, s.pad, "%s row %d: is_pad", c.name, s.row)
 					checkSegment(t, c, segs[st][s.seg], s.pts)
+					if tc.slide {
+						require.NotContains(t, pad, true, "pad false never pads")
+					}
 					if tc.name == "frames" {
 						require.Equal(t, []int32{32, 48}, segs[st][s.seg].size)
 					} else {
@@ -254,16 +269,27 @@ func TestVideoWindows(t *testing.T) {
 					}
 					if tc.rows != "" {
 						ef, el := episodeOf(c.frames, j)
+						jr := j
+						if tc.slide {
+							lo, hi := j+slices.Min(tc.rowsKs), j+slices.Max(tc.rowsKs)
+							if lo < ef {
+								jr += ef - lo
+							} else if hi > el {
+								jr -= hi - el
+							}
+						}
 						for k, off := range tc.rowsKs {
-							rr := min(max(j+off, ef), el)
+							rr := min(max(jr+off, ef), el)
 							require.Equal(t, int64(rr)*10+int64(slices.Index(clips, c)), s.state[k], "%s row %d: state[%d]", c.name, s.row, k)
-							require.Equal(t, j+off != rr, s.spad[k])
+							require.Equal(t, jr+off != rr, s.spad[k])
 						}
 					}
 				}
 				shared += len(full[st]) - len(segs[st])
 			}
-			require.Positive(t, pads, "some windows reach past an episode edge")
+			if !tc.slide {
+				require.Positive(t, pads, "some windows reach past an episode edge")
+			}
 			require.Positive(t, shared, "some samples share a segment")
 
 			// The same windows at W = 2 and 4, and resumed at a later step.
