@@ -91,7 +91,6 @@ func videoBatch(e *env, sha string, n int) array.RecordReader {
 	return r
 }
 
-
 // TestMediaUpload: a real MP4 through the Go client, on fs and MinIO:
 // uploaded, indexed, stat'ed, re-uploaded without storing, appended to by
 // rows of a video column; corrupt, truncated and mismatched uploads are
