@@ -105,9 +105,9 @@ func mediaName(w MediaInfo) string {
 // or io.EOF when the size is unknown), fails when the bytes do not match
 // want: the bucket's Put sees a read error and stores nothing.
 type hashReader struct {
-	r    io.Reader
-	h    hash.Hash
-	want MediaInfo
+	r       io.Reader
+	h       hash.Hash
+	want    MediaInfo
 	n       int64
 	checked bool  // the digest was compared
 	err     error // the mismatch, once found
@@ -293,7 +293,7 @@ type appendMedia struct {
 	p      versions.ProjectName
 	schema *arrow.Schema
 	cols   []int
-	known  *versions.Manifest            // the table's manifest when the append started; nil for a new table
+	known  *versions.Manifest              // the table's manifest when the append started; nil for a new table
 	found  map[string]versions.MediaObject // checked to exist, not in known
 	named  map[string]bool                 // every digest the put names
 }
