@@ -85,7 +85,9 @@ func (s *Service) indexMedia(ctx context.Context, p versions.ProjectName, sha st
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
+	}
 	return video.Read(ctx, r, size)
 }
 

@@ -157,18 +157,13 @@ func (s *Store) StatMedia(ctx context.Context, p versions.ProjectName, sha strin
 	return versions.NewMediaObject(sha, info.Size), nil
 }
 
-// MediaReader reads ranges of one media object. ReadAt may be called
-// concurrently (each call is its own ranged read of the bucket); Close it
-// when done.
-type MediaReader interface {
-	io.ReaderAt
-	io.Closer
-}
-
 // OpenMedia opens the media object with digest sha in p for ranged reads,
 // the way data files are read (bucket.Open: a ranged, version-pinned GET
-// per ReadAt on S3, pread on fs), and returns its size. The reads use ctx.
-func (s *Store) OpenMedia(ctx context.Context, p versions.ProjectName, sha string) (MediaReader, int64, error) {
+// per ReadAt on S3, pread on fs), and returns its size. ReadAt may be
+// called concurrently; the reads use ctx. The reader is also an io.Closer
+// (a bucket.Reader): close it when done. (On S3 it holds nothing; on fs an
+// open file, which the garbage collector closes if the caller cannot.)
+func (s *Store) OpenMedia(ctx context.Context, p versions.ProjectName, sha string) (io.ReaderAt, int64, error) {
 	if err := versions.ValidateSHA256(sha); err != nil {
 		return nil, 0, err
 	}

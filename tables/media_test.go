@@ -152,7 +152,7 @@ func TestPutMedia(t *testing.T) {
 						})
 					}
 					wg.Wait()
-					require.NoError(t, r.Close())
+					require.NoError(t, r.(io.Closer).Close(), "the reader is a Closer")
 				})
 			}
 			t.Run("bad requests", func(t *testing.T) {
