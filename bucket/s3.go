@@ -451,8 +451,27 @@ func (s *S3) putMultipart(ctx context.Context, key string, first []byte, body io
 	partMD5s := map[int][]byte{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s3PartUploads)
+	// Part buffers are reused: at most s3PartUploads in flight and one
+	// being read, so a long upload neither holds nor churns more.
+	free := make(chan []byte, s3PartUploads+1)
+	newChunk := func() []byte {
+		select {
+		case b := <-free:
+			return b
+		default:
+			return make([]byte, s.partSize)
+		}
+	}
 	upload := func(num int, chunk []byte) {
 		g.Go(func() error {
+			defer func() {
+				if int64(cap(chunk)) == s.partSize {
+					select {
+					case free <- chunk[:cap(chunk)]:
+					default:
+					}
+				}
+			}()
 			sumMD5 := md5.Sum(chunk)
 			sumSHA := sha256.Sum256(chunk)
 			popts := minio.PutObjectPartOptions{
@@ -480,7 +499,7 @@ func (s *S3) putMultipart(ctx context.Context, key string, first []byte, body io
 	upload(1, first)
 	var readErr error
 	for num := 2; ; num++ {
-		chunk := make([]byte, s.partSize)
+		chunk := newChunk()
 		n, err := io.ReadFull(ctxReader{gctx, body}, chunk)
 		if n > 0 {
 			total += int64(n)

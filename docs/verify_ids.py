@@ -11,8 +11,8 @@ def uv(n):
         b=n&0x7f; n>>=7
         if n: out+=bytes([b|0x80])
         else: return out+bytes([b])
-def enc(kind, fields):
-    buf=b'weft:'+kind.encode()+b':'+uv(1)
+def enc(kind, fields, v=1):
+    buf=b'weft:'+kind.encode()+b':'+uv(v)
     for k in sorted(fields):
         v=fields[k]
         if isinstance(v,int): v=struct.pack('>q',v)
@@ -26,8 +26,14 @@ def commit(c):
     ns=secs*10**9+int(frac.ljust(9,'0'))
     return enc('commit',{'message':c['message'],'parent':c.get('parent',''),'project':c['project'],'tables':enc('tables',c['tables']),'time':ns})
 def manifest(m):
-    files=enc('files',{'%010d'%i: enc('file',{'path':f['path'],'row_groups':enc('row_groups',{'%010d'%j:n for j,n in enumerate(f['row_groups'])}),'rows':f['rows'],'size':f['size']}) for i,f in enumerate(m['files'])})
-    return enc('manifest',{'files':files,'schema':base64.b64decode(m['schema']),'table':m['table']})
+    # Format 1: no media. Format 2 (with "media"): every kind at version 2,
+    # plus the field "media", a list of KIND media_object {path, sha256, size}.
+    v=m['format']; assert v==(2 if m.get('media') else 1), 'format %d with %d media' % (v, len(m.get('media') or []))
+    files=enc('files',{'%010d'%i: enc('file',{'path':f['path'],'row_groups':enc('row_groups',{'%010d'%j:n for j,n in enumerate(f['row_groups'])},v),'rows':f['rows'],'size':f['size']},v) for i,f in enumerate(m['files'])},v)
+    fields={'files':files,'schema':base64.b64decode(m['schema']),'table':m['table']}
+    if v==2:
+        fields['media']=enc('media',{'%010d'%i: enc('media_object',{'path':o['path'],'sha256':o['sha256'],'size':o['size']},2) for i,o in enumerate(m['media'])},2)
+    return enc('manifest',fields,v)
 # Run ids (format.md "Run record", sampler/doc.go "Run id"): big-endian
 # uint64s and length-prefixed strings; weights reduced to integers first.
 from decimal import Decimal

@@ -25,6 +25,7 @@ var actions = []action{
 	{"create_branch", `Create a branch at the commit a ref names. Body {"project","branch","from"} (from: a branch or commit id; default "main"); result {"branch","commit"}.`, (*Service).createBranch},
 	{"list_branches", `List a project's branches. Body {"project"}; result [{"branch","commit"}], sorted by name.`, (*Service).listBranches},
 	{"log", `List the commits reachable from a ref, newest first. Body {"project","ref","limit"?} (ref default "main"; no limit: all, up to the server's --max-list, 10,000 by default); result [{"commit","parent","time","message","tables"}].`, (*Service).logAction},
+	{"stat_media", `Whether a project holds a media object. Body {"project","sha256"}; result {"sha256","size","exists"} (size 0 when absent).`, (*Service).statMedia},
 }
 
 func actionNames() string {

@@ -1,8 +1,10 @@
 package flight_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -110,6 +112,13 @@ func calls(e *authEnv, c *client.Client, p string) map[string]func(context.Conte
 		"create_branch": action("create_branch", `{"project":"`+p+`","branch":"x"}`),
 		"list_branches": action("list_branches", `{"project":"`+p+`"}`),
 		"log":           action("log", `{"project":"`+p+`"}`),
+		"stat_media":    action("stat_media", `{"project":"`+p+`","sha256":"`+strings.Repeat("ab", 32)+`"}`),
+		"DoPut media": func(ctx context.Context) error {
+			data := []byte("not an mp4 at all")
+			h := sha256.Sum256(data)
+			_, err := c.PutMedia(ctx, p, "x.mp4", bytes.NewReader(data), int64(len(data)), hex.EncodeToString(h[:]))
+			return err
+		},
 		"GetSchema": func(ctx context.Context) error {
 			_, err := fc.GetSchema(ctx, pathDesc(p, "main", "t"))
 			return err
@@ -195,7 +204,7 @@ func TestAuthEveryCall(t *testing.T) {
 		t.Run("reader/"+name, func(t *testing.T) {
 			err := call(ctx)
 			switch name {
-			case "create_branch", "DoPut":
+			case "create_branch", "DoPut", "DoPut media":
 				requireStatus(t, err, codes.PermissionDenied)
 				require.Contains(t, status.Convert(err).Message(), `needs write`)
 			default:

@@ -16,8 +16,9 @@ import (
 // they know the projects a call touches:
 //
 //	create_project                       admin on the project (a global admin token, or one granted admin there)
-//	create_branch, DoPut                 write on the project
+//	create_branch, DoPut                 write on the project (a media upload too)
 //	list_branches, log, GetSchema, scan  read on the project
+//	stat_media                           read on the project
 //	recipe (GetFlightInfo, GetSchema)    read on every component's project
 //	run by id                            read on every component's project; otherwise NotFound, as for an unknown run
 //	DoGet                                a ticket this store signed, and read on every project it names

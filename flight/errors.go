@@ -29,6 +29,10 @@ var (
 	// (a JSON input, a world size, a step, a reply, a list): it will never
 	// be served as it is.
 	ErrTooLarge = fmt.Errorf("%w: over a server limit", errdefs.ErrInvalidArgument)
+	// ErrBadMedia: an uploaded media file that is not an MP4 this server
+	// can index (corrupt, truncated, an unsupported codec). Nothing is
+	// stored.
+	ErrBadMedia = fmt.Errorf("%w: unusable media", errdefs.ErrInvalidArgument)
 	// ErrBusy: the server is at its limit of streams or puts running at
 	// once, or of memory; the same call may succeed later.
 	ErrBusy = fmt.Errorf("%w: server busy", errdefs.ErrResourceExhausted)

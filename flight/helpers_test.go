@@ -88,6 +88,8 @@ type envOpts struct {
 	// authn checks tokens (nil: open); token is the client's.
 	authn auth.Authenticator
 	token string
+	// appendCheck is Parts.AppendCheck.
+	appendCheck func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
 }
 
 // newEnv serves b on a free loopback port; cleanup stops the server and
@@ -126,7 +128,7 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	}
 	eng, err := mix.New(ts, mo)
 	require.NoError(t, err)
-	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng, Authenticator: o.authn}, fo)
+	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng, Authenticator: o.authn, AppendCheck: o.appendCheck}, fo)
 	require.NoError(t, err)
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

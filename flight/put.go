@@ -18,7 +18,9 @@ import (
 	"github.com/weftdata/weft/versions"
 )
 
-// DoPut appends every batch of the stream to the table its path descriptor
+// DoPut with a CMD descriptor {"media": {…}} uploads a media file (see
+// putMedia). Otherwise it
+// appends every batch of the stream to the table its path descriptor
 // [project, branch, table] names, as one commit, and answers one PutResult
 // with app_metadata {"commit","rows"} ("replayed": true added on a replay). Nothing is committed
 // unless the client ends its stream normally and every batch was stored,
@@ -56,6 +58,9 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		defer r.Release()
 		// Read the descriptor now: the reader forgets it at the stream's end.
 		d := r.LatestFlightDescriptor()
+		if d != nil && d.GetType() == arrowflight.DescriptorCMD {
+			return s.putMedia(putCtx, stream, r, d.GetCmd())
+		}
 		p, b, t, err := parsePutDescriptor(d)
 		if err != nil {
 			return err
@@ -71,6 +76,11 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 				return err
 			}
 			if opts.IdempotencyKey, err = parsePutMetadata(r.LatestAppMetadata()); err != nil {
+				return err
+			}
+		}
+		if s.appendCheck != nil {
+			if opts.Check, err = s.appendCheck(putCtx, p, t, r.Schema()); err != nil {
 				return err
 			}
 		}
@@ -113,7 +123,7 @@ func parsePutMetadata(meta []byte) (versions.IdempotencyKey, error) {
 
 func parsePutDescriptor(d *arrowflight.FlightDescriptor) (versions.ProjectName, versions.BranchName, versions.TableName, error) {
 	if d == nil || d.GetType() != arrowflight.DescriptorPATH {
-		return "", "", "", fmt.Errorf("%w: DoPut needs a path descriptor [project, branch, table]", ErrBadRequest)
+		return "", "", "", fmt.Errorf(`%w: DoPut needs a path descriptor [project, branch, table], or a command descriptor {"media": {…}} to upload a media file`, ErrBadRequest)
 	}
 	path := d.GetPath()
 	if len(path) != 3 {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -30,13 +31,15 @@ type Service struct {
 	tables *tables.Store
 	v      *versions.Store
 	mix    *mix.Engine
-	authn  *auth.Interceptors
-	signer *auth.Signer
-	opts   Options
-	budget *membudget.Budget // nil: unlimited
-	lim    *limiter          // limits.go
-	mem    memory.Allocator
-	log    *slog.Logger
+	// appendCheck builds each put's batch check (Parts.AppendCheck); nil: none.
+	appendCheck func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
+	authn       *auth.Interceptors
+	signer      *auth.Signer
+	opts        Options
+	budget      *membudget.Budget // nil: unlimited
+	lim         *limiter          // limits.go
+	mem         memory.Allocator
+	log         *slog.Logger
 	// beforeCall, when set (tests only), runs at the start of DoAction,
 	// GetFlightInfo and DoGet with the method's name.
 	beforeCall func(method string)
@@ -69,6 +72,11 @@ type Parts struct {
 	// and the row group they buffer. Build the mix engine's and the
 	// tables store's caches over the same budget. nil is unlimited.
 	Budget *membudget.Budget
+	// AppendCheck, if set, is called once per put (DoPut of rows) with the
+	// put's schema, before any batch is stored; the check it returns (nil:
+	// none) becomes the append's tables.AppendOptions.Check, which refuses
+	// batches (episodes.AppendCheck: video rows whose time has no frame).
+	AppendCheck func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
 	// Metrics: a prometheus.Registerer joins here with issue 11's metrics
 	// (not a dependency yet).
 }
@@ -84,7 +92,7 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger}
+	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, appendCheck: parts.AppendCheck, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

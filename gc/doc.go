@@ -5,10 +5,10 @@
 //
 // # What it deletes
 //
-// Under each project it considers commits/, manifests/ and data/. An
-// object there is live if it is a commit reachable from a branch head (or
-// pinned by a run record), a manifest such a commit names, or a data file
-// such a manifest names. Refs, run records, idempotency records and
+// Under each project it considers commits/, manifests/, data/ and media/.
+// An object there is live if it is a commit reachable from a branch head
+// (or pinned by a run record), a manifest such a commit names, or a data
+// file or media object such a manifest names. Refs, run records, idempotency records and
 // everything outside projects/ (auth/) are never touched. Collect deletes
 // the objects that are not live and were last modified more than
 // Options.Grace before it started.
@@ -42,6 +42,15 @@
 // default 24 h grace): a put past its deadline fails before moving its
 // branch. (On S3 a multipart upload's modification time is when it began,
 // which the deadline also covers.)
+//
+// Media objects are uploaded by calls of their own, before the put of
+// the rows that name them, so for them assumption A reads: rows are
+// appended within Grace of the upload of the media they name. An
+// identical re-upload stores nothing and so does not refresh an old
+// unnamed object's modification time: a client that re-uploads a file
+// uploaded more than Grace ago and never committed may lose it to a
+// concurrent Collect (its append then fails or, in a narrow race,
+// commits a dangling name).
 //
 // Known limits: a commit id is resolvable by prefix even when no branch
 // names it (an attempt that lost its race); a branch or run created from

@@ -50,7 +50,7 @@ func (o Options) Validate() error {
 type Stats struct {
 	Phase    string // "scan", "mark", "sweep", "done"
 	Projects int
-	// Scanned objects (commits, manifests, data files) and their bytes.
+	// Scanned objects (commits, manifests, data files, media) and their bytes.
 	Scanned      int
 	ScannedBytes int64
 	// Live: old enough to delete, but named by a reachable commit.
@@ -104,7 +104,7 @@ func Collect(ctx context.Context, v *versions.Store, opts Options) (Stats, error
 	}
 	var old []candidate
 	for _, p := range projects {
-		for _, prefix := range []string{versions.CommitsPrefix(p), versions.ManifestsPrefix(p), versions.DataPrefix(p)} {
+		for _, prefix := range []string{versions.CommitsPrefix(p), versions.ManifestsPrefix(p), versions.DataPrefix(p), versions.MediaPrefix(p)} {
 			for info, err := range b.List(ctx, prefix) {
 				if err != nil {
 					return st, fmt.Errorf("%w: %w", ErrMarkFailed, err)
@@ -229,6 +229,9 @@ func mark(ctx context.Context, v *versions.Store, projects []versions.ProjectNam
 				live[mkey] = true
 				for _, f := range m.Files {
 					live[versions.DataFileKey(p, f.Path)] = true
+				}
+				for _, o := range m.Media {
+					live[versions.MediaKey(p, o.SHA256)] = true
 				}
 			}
 			id = c.Parent

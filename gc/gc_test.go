@@ -2,6 +2,8 @@ package gc_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -332,4 +334,65 @@ func TestCollectDryRunAndYoung(t *testing.T) {
 		_, err = b.Stat(ctx, versions.DataFileKey("p", res.File.Path))
 		require.NoError(t, err)
 	})
+}
+
+// TestCollectMedia: a media object a kept manifest names is kept, also
+// once a later append stops naming it in its rows (the manifest carries
+// it); an unnamed one is kept while young and deleted once older than
+// the grace.
+func TestCollectMedia(t *testing.T) {
+	ctx := context.Background()
+	b := bucket.NewMem()
+	v, err := versions.New(b, versions.DefaultOptions())
+	require.NoError(t, err)
+	_, err = v.CreateProject(ctx, "p")
+	require.NoError(t, err)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s, err := tables.New(v, tables.Options{RowGroupRows: 100, RowGroupBytes: 1 << 20, Allocator: mem})
+	require.NoError(t, err)
+	put := func(data string) string {
+		h := sha256.Sum256([]byte(data))
+		sha := hex.EncodeToString(h[:])
+		_, err := s.PutMedia(ctx, "p", strings.NewReader(data), tables.MediaInfo{SHA256: sha, Size: int64(len(data))})
+		require.NoError(t, err)
+		return sha
+	}
+	named, orphan := put("named clip"), put("orphan clip")
+	vs := arrow.NewSchema([]arrow.Field{{Name: "cam", Type: tables.VideoType, Metadata: arrow.NewMetadata([]string{tables.KindKey}, []string{tables.KindVideo})}}, nil)
+	appendRows := func(sha string) {
+		bld := array.NewRecordBuilder(mem, vs)
+		defer bld.Release()
+		st := bld.Field(0).(*array.StructBuilder)
+		st.Append(true)
+		st.FieldBuilder(0).(*array.StringBuilder).Append(sha)
+		st.FieldBuilder(1).(*array.Float64Builder).Append(0)
+		rec := bld.NewRecordBatch()
+		defer rec.Release()
+		r, err := array.NewRecordReader(vs, []arrow.RecordBatch{rec})
+		require.NoError(t, err)
+		defer r.Release()
+		_, err = s.Append(ctx, "p", "main", "eps", r, "")
+		require.NoError(t, err)
+	}
+	appendRows(named)
+	other := put("other clip")
+	appendRows(other) // the table's manifest still names `named`
+
+	opts := gc.DefaultOptions()
+	opts.Grace = time.Hour
+	st, err := gc.Collect(ctx, v, opts)
+	require.NoError(t, err)
+	require.Equal(t, 0, st.Deleted, "everything is young")
+
+	opts.Now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	st, err = gc.Collect(ctx, v, opts)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Deleted)
+	for _, sha := range []string{named, other} {
+		_, err := b.Stat(ctx, versions.MediaKey("p", sha))
+		require.NoError(t, err, "media %s was deleted", sha[:8])
+	}
+	_, err = b.Stat(ctx, versions.MediaKey("p", orphan))
+	require.ErrorIs(t, err, bucket.ErrNotFound, "an unnamed old media object is deleted")
 }

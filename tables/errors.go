@@ -48,3 +48,18 @@ var (
 // ErrTooLarge: rows that do not fit one Arrow array (a binary column of
 // over 2 GiB in one block or one gathered batch).
 var ErrTooLarge = fmt.Errorf("%w: too large for one Arrow array", errdefs.ErrInvalidArgument)
+
+// Media objects and video columns (media.go).
+var (
+	// ErrMediaNotFound: no media object with that digest in the project.
+	ErrMediaNotFound = fmt.Errorf("media %w", errdefs.ErrNotFound)
+	// ErrMediaMismatch: an upload whose bytes do not match the digest or
+	// size it declared. Nothing is stored.
+	ErrMediaMismatch = fmt.Errorf("%w: media does not match its declared sha256 or size", errdefs.ErrInvalidArgument)
+	// ErrMediaNotUploaded: an append whose video column names a media
+	// object the project lacks. Nothing is stored.
+	ErrMediaNotUploaded = fmt.Errorf("%w: media not uploaded", errdefs.ErrInvalidArgument)
+	// ErrBadVideoColumn: a video column of the wrong type, or a row of it
+	// without media or time, or an unusable episode column. Nothing is stored.
+	ErrBadVideoColumn = fmt.Errorf("%w: bad video column", errdefs.ErrInvalidArgument)
+)

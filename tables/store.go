@@ -112,6 +112,10 @@ type AppendOptions struct {
 	// refused, versions.ErrIdempotencyKeyReused). See
 	// versions.CommitIdempotent.
 	IdempotencyKey versions.IdempotencyKey
+	// Check, if set, is called for every batch, in order, before the batch
+	// is written, with the table's schema and the batch's first row within
+	// the put. An error fails the append; nothing is stored.
+	Check BatchCheck
 }
 
 // Append is AppendWith with only a commit message.
@@ -160,11 +164,13 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 		return nil, err
 	}
 	// Fail fast, before writing data, on a schema the table cannot take.
+	var known *versions.Manifest
 	if mid, ok := head.Tables[t]; ok {
 		m, err := s.v.GetManifest(ctx, p, mid)
 		if err != nil {
 			return nil, err
 		}
+		known = m
 		tableSchema, err := DecodeSchema(m.Schema)
 		if err != nil {
 			return nil, err
@@ -179,7 +185,20 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 		return nil, err
 	}
 
-	file, err := s.writeFile(ctx, p, t, schema, recs)
+	media, err := newAppendMedia(s, p, schema, known)
+	if err != nil {
+		return nil, fmt.Errorf("append to %s/%s: %w", p, t, err)
+	}
+	check := func(ctx context.Context, rec arrow.RecordBatch, firstRow int64) error {
+		if err := media.check(ctx, rec, firstRow); err != nil {
+			return err
+		}
+		if opts.Check != nil {
+			return opts.Check(ctx, schema, rec, firstRow)
+		}
+		return nil
+	}
+	file, err := s.writeFile(ctx, p, t, schema, recs, check)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +207,10 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 	}
 	change := func(ctx context.Context, head *versions.Commit) (map[versions.TableName]versions.ManifestID, error) {
 		m := &versions.Manifest{Table: t, Schema: schemaBytes}
+		var old *versions.Manifest
 		if mid, ok := head.Tables[t]; ok {
-			old, err := s.v.GetManifest(ctx, p, mid)
+			var err error
+			old, err = s.v.GetManifest(ctx, p, mid)
 			if err != nil {
 				return nil, err
 			}
@@ -203,8 +224,16 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 			}
 			m.Schema = old.Schema
 			m.Files = append(m.Files, old.Files...)
+			m.Media = old.Media
 		}
 		m.Files = append(m.Files, file)
+		// The media the rows name, in the same commit: those the table
+		// had (carried forward) and those this put adds.
+		added, err := media.added(ctx, old)
+		if err != nil {
+			return nil, err
+		}
+		m.Media = versions.MergeMedia(m.Media, added)
 		id, err := s.v.PutManifest(ctx, p, m)
 		if err != nil {
 			return nil, err
@@ -273,7 +302,8 @@ func (s *Store) writerProps(bytesPerRow int64) *parquet.WriterProperties {
 }
 
 // writeFile streams recs as one Parquet file into the bucket.
-func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema, recs array.RecordReader) (versions.DataFile, error) {
+// check runs on every batch before it is written.
+func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema, recs array.RecordReader, check batchCheck) (versions.DataFile, error) {
 	path := dataPath(t)
 	key := versions.DataFileKey(p, path)
 	ctx, cancel := context.WithCancel(ctx)
@@ -288,7 +318,7 @@ func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t version
 		putErr <- err
 	}()
 
-	rows, groups, err := s.encode(ctx, schema, recs, counter)
+	rows, groups, err := s.encode(ctx, schema, recs, counter, check)
 	pw.CloseWithError(err) // nil: EOF, so Put completes; else Put aborts
 	if perr := <-putErr; err == nil && perr != nil {
 		err = fmt.Errorf("store data file %s: %w", key, perr)
@@ -306,6 +336,9 @@ func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t version
 	return versions.DataFile{Path: path, Rows: rows, Size: counter.n, RowGroups: groups}, nil
 }
 
+// batchCheck is a BatchCheck with the schema bound.
+type batchCheck func(ctx context.Context, rec arrow.RecordBatch, firstRow int64) error
+
 type countingWriter struct {
 	w io.Writer
 	n int64
@@ -319,7 +352,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // encode writes recs as Parquet to w and returns the row count and the row
 // groups' sizes. Row groups end at RowGroupRows rows or RowGroupBytes bytes.
-func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.RecordReader, w io.Writer) (int64, []int64, error) {
+// check, if not nil, runs on every non-empty batch before it is written.
+func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.RecordReader, w io.Writer, check batchCheck) (int64, []int64, error) {
 	sink := &switchWriter{w: w}
 	// The writer is made at the first rows, whose width sets how many
 	// values pqarrow writes between page-size checks.
@@ -346,6 +380,11 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 		n := rec.NumRows()
 		if n == 0 {
 			continue
+		}
+		if check != nil {
+			if failed = check(ctx, rec, rows); failed != nil {
+				break
+			}
 		}
 		bytesPerRow := max(1, RecordBytes(rec)/n)
 		if fw == nil {

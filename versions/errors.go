@@ -29,6 +29,8 @@ var (
 	ErrHexName = fmt.Errorf("%w: name reads as a commit id", ErrInvalidName)
 	// ErrInvalidRef: a malformed commit id or an empty ref.
 	ErrInvalidRef = fmt.Errorf("%w: ref", ErrInvalid)
+	// ErrInvalidSHA256: a media digest that is not 64 lowercase hex digits.
+	ErrInvalidSHA256 = fmt.Errorf("%w: sha256", ErrInvalid)
 	// ErrAmbiguousRef: a commit id prefix that matches several commits.
 	ErrAmbiguousRef = fmt.Errorf("%w: ambiguous commit prefix", ErrInvalid)
 

@@ -13,13 +13,14 @@ import (
 //	projects/P/commits/ID             commit
 //	projects/P/manifests/ID           table manifest
 //	projects/P/data/TABLE/ID.parquet  data file (a manifest names it by its path relative to projects/P/)
+//	projects/P/media/SHA256.mp4       media object (a manifest names it by its path relative to projects/P/)
 //	projects/P/runs/RUNID             run record (package mix)
 //	projects/P/idempotency/SHA256(K)  idempotency record of put key K
 //	auth/tokens/SHA256(SECRET)        token record (package auth)
 //	auth/ticket-keys/KID              ticket-signing key (package auth)
 //
 // The garbage collector (package gc) may delete objects under
-// CommitsPrefix, ManifestsPrefix and DataPrefix; it reads refs and run
+// CommitsPrefix, ManifestsPrefix, DataPrefix and MediaPrefix; it reads refs and run
 // records as roots and never touches auth/ or idempotency records.
 
 // ProjectsPrefix is the prefix of every key of the store.
@@ -59,6 +60,34 @@ func DataPath(t TableName, id string) string {
 // DataFileKey is the key of the data file at path (DataFile.Path, relative
 // to the project) of p.
 func DataFileKey(p ProjectName, path string) string { return ProjectKey(p) + path }
+
+// MediaDir is the part of a project's key space holding media objects.
+const MediaDir = "media/"
+
+// MediaPrefix is the key prefix of the media objects of p.
+func MediaPrefix(p ProjectName) string { return ProjectKey(p) + MediaDir }
+
+// MediaPath is the path, relative to its project, of the media object whose
+// content hashes to sha (64 lowercase hex digits): what a manifest records
+// (MediaObject.Path).
+func MediaPath(sha string) string { return MediaDir + sha + ".mp4" }
+
+// MediaKey is the key of the media object with digest sha in p.
+func MediaKey(p ProjectName, sha string) string { return ProjectKey(p) + MediaPath(sha) }
+
+// MediaSHA256 returns the digest a media object key of p names, and false
+// for any other key.
+func MediaSHA256(p ProjectName, key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, MediaPrefix(p))
+	if !ok {
+		return "", false
+	}
+	sha, ok := strings.CutSuffix(rest, ".mp4")
+	if !ok || ValidateSHA256(sha) != nil {
+		return "", false
+	}
+	return sha, true
+}
 
 // RunsPrefix is the key prefix of the run records stored in p.
 func RunsPrefix(p ProjectName) string { return ProjectKey(p) + "runs/" }

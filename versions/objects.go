@@ -3,15 +3,23 @@ package versions
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
 // Format versions of the stored objects. Bump on any change to their fields
 // or to what their ids hash; readers reject versions they do not know.
+//
+// A manifest is written as ManifestFormat unless it names media objects;
+// then it is ManifestMediaFormat, whose identity hashes the media list too.
+// Manifests without media keep format 1 and its identity, so every id
+// written before media existed is unchanged. Readers accept both.
 const (
-	CommitFormat   = 1
-	ManifestFormat = 1
+	CommitFormat        = 1
+	ManifestFormat      = 1
+	ManifestMediaFormat = 2
 )
 
 // Commit is one immutable point in a project's history.
@@ -74,6 +82,75 @@ type Manifest struct {
 	// the schema message (base64 in JSON). Package tables interprets it.
 	Schema []byte     `json:"schema"`
 	Files  []DataFile `json:"files"`
+	// Media are the media objects rows of this version may name (video
+	// columns), sorted by SHA256, each once. A manifest with media has
+	// format ManifestMediaFormat.
+	Media []MediaObject `json:"media,omitempty"`
+}
+
+// MediaObject is one content-addressed media file (an MP4) of a project,
+// stored at MediaPath(SHA256) relative to the project.
+type MediaObject struct {
+	// Path is the object's key relative to the project: "media/SHA256.mp4".
+	Path string `json:"path"`
+	// SHA256 is the lowercase hex SHA-256 of the whole file.
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// NewMediaObject is the MediaObject of the file with digest sha (64
+// lowercase hex digits) and size bytes.
+func NewMediaObject(sha string, size int64) MediaObject {
+	return MediaObject{Path: MediaPath(sha), SHA256: sha, Size: size}
+}
+
+// Validate checks that o is well formed: sha is 64 lowercase hex digits,
+// the path is MediaPath(sha) and the size is not negative.
+func (o MediaObject) Validate() error {
+	if err := ValidateSHA256(o.SHA256); err != nil {
+		return err
+	}
+	if o.Path != MediaPath(o.SHA256) {
+		return fmt.Errorf("%w: media object %s has path %q; want %q", ErrInvalid, o.SHA256, o.Path, MediaPath(o.SHA256))
+	}
+	if o.Size < 0 {
+		return fmt.Errorf("%w: media object %s has a negative size %d", ErrInvalid, o.SHA256, o.Size)
+	}
+	return nil
+}
+
+// ValidateSHA256 checks that sha is a SHA-256 digest in 64 lowercase hex
+// digits, the form media objects are named by.
+func ValidateSHA256(sha string) error {
+	if len(sha) != 64 {
+		return fmt.Errorf("%w: %q is not a sha256 digest (64 lowercase hex digits)", ErrInvalidSHA256, sha)
+	}
+	for _, c := range []byte(sha) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return fmt.Errorf("%w: %q is not a sha256 digest (64 lowercase hex digits)", ErrInvalidSHA256, sha)
+		}
+	}
+	return nil
+}
+
+// MergeMedia returns the media objects of a and b, sorted by SHA256, each
+// once (a's entry wins when both name a digest).
+func MergeMedia(a, b []MediaObject) []MediaObject {
+	out := make([]MediaObject, 0, len(a)+len(b))
+	out = append(out, a...)
+	for _, o := range b {
+		if !slices.ContainsFunc(a, func(x MediaObject) bool { return x.SHA256 == o.SHA256 }) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(x, y MediaObject) int { return strings.Compare(x.SHA256, y.SHA256) })
+	return slices.CompactFunc(out, func(x, y MediaObject) bool { return x.SHA256 == y.SHA256 })
+}
+
+// HasMedia reports whether m names the media object with digest sha.
+func (m *Manifest) HasMedia(sha string) bool {
+	_, ok := slices.BinarySearchFunc(m.Media, sha, func(o MediaObject, sha string) int { return strings.Compare(o.SHA256, sha) })
+	return ok
 }
 
 // Rows is the table version's row count.
@@ -85,13 +162,23 @@ func (m *Manifest) Rows() int64 {
 	return n
 }
 
+// format is the format m is written in: ManifestMediaFormat when it names
+// media, else ManifestFormat.
+func (m *Manifest) format() int {
+	if len(m.Media) > 0 {
+		return ManifestMediaFormat
+	}
+	return ManifestFormat
+}
+
 func (m *Manifest) identity() string {
-	id := newIdentity("manifest", ManifestFormat)
-	files := newIdentity("files", ManifestFormat)
+	v := uint64(m.format())
+	id := newIdentity("manifest", v)
+	files := newIdentity("files", v)
 	for i, f := range m.Files {
-		e := newIdentity("file", ManifestFormat)
+		e := newIdentity("file", v)
 		e.str("path", f.Path)
-		groups := newIdentity("row_groups", ManifestFormat)
+		groups := newIdentity("row_groups", v)
 		for j, n := range f.RowGroups {
 			groups.int(fmt.Sprintf("%010d", j), n)
 		}
@@ -101,13 +188,27 @@ func (m *Manifest) identity() string {
 		files.sub(fmt.Sprintf("%010d", i), e)
 	}
 	id.sub("files", files)
+	if v >= ManifestMediaFormat {
+		media := newIdentity("media", v)
+		for i, o := range m.Media {
+			e := newIdentity("media_object", v)
+			e.str("path", o.Path)
+			e.str("sha256", o.SHA256)
+			e.int("size", o.Size)
+			media.sub(fmt.Sprintf("%010d", i), e)
+		}
+		id.sub("media", media)
+	}
 	id.field("schema", m.Schema)
 	id.str("table", string(m.Table))
 	return id.sum()
 }
 
 func (m *Manifest) seal() {
-	m.Format = ManifestFormat
+	if len(m.Media) == 0 {
+		m.Media = nil // format 1 writes no "media" field
+	}
+	m.Format = m.format()
 	if m.Files == nil {
 		m.Files = []DataFile{}
 	}
@@ -126,6 +227,14 @@ func (m *Manifest) validate() error {
 		}
 		if sum != f.Rows || f.Rows < 0 || f.Size < 0 {
 			return fmt.Errorf("%w: file %s: row groups sum to %d, rows say %d", ErrInvalid, f.Path, sum, f.Rows)
+		}
+	}
+	for i, o := range m.Media {
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		if i > 0 && m.Media[i-1].SHA256 >= o.SHA256 {
+			return fmt.Errorf("%w: manifest media are not sorted by sha256 without repeats (%s after %s)", ErrInvalid, o.SHA256, m.Media[i-1].SHA256)
 		}
 	}
 	return nil
@@ -151,8 +260,16 @@ func decodeManifest(data []byte, want ManifestID) (*Manifest, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%w: manifest %s: %w", ErrCorrupt, want, err)
 	}
-	if m.Format != ManifestFormat {
-		return nil, fmt.Errorf("%w: manifest %s has format %d; this Weft reads format %d (upgrade Weft)", ErrCorrupt, want, m.Format, ManifestFormat)
+	if m.Format != ManifestFormat && m.Format != ManifestMediaFormat {
+		return nil, fmt.Errorf("%w: manifest %s has format %d; this Weft reads formats %d and %d (upgrade Weft)", ErrCorrupt, want, m.Format, ManifestFormat, ManifestMediaFormat)
+	}
+	if m.Format != m.format() {
+		return nil, fmt.Errorf("%w: manifest %s has format %d but %d media objects (format %d names media, format %d none)", ErrCorrupt, want, m.Format, len(m.Media), ManifestMediaFormat, ManifestFormat)
+	}
+	if err := m.validate(); err != nil {
+		// The store's damage, not the reader's request: the chain keeps
+		// only ErrCorrupt.
+		return nil, fmt.Errorf("%w: manifest %s: %s", ErrCorrupt, want, err.Error())
 	}
 	m.seal()
 	if m.ID != want {

@@ -1,0 +1,197 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/weftdata/weft/errdefs"
+)
+
+// ActionStatMedia is the DoAction type that describes a media object.
+const ActionStatMedia = "stat_media"
+
+// MediaChunkBytes is how many bytes of a media file PutMedia sends in one
+// message (as the Python client does).
+const MediaChunkBytes = 4 << 20
+
+// MediaChunkSchema is the schema of a media upload's stream: one
+// non-null binary column whose values, in order, are the file's bytes.
+var MediaChunkSchema = arrow.NewSchema([]arrow.Field{{Name: "chunk", Type: arrow.BinaryTypes.Binary}}, nil)
+
+// MediaCommand is the CMD descriptor of a media upload (DoPut):
+// {"media": {…}}.
+type MediaCommand struct {
+	Media *MediaPut `json:"media"`
+}
+
+// Validate checks that the command holds an upload.
+func (c *MediaCommand) Validate() error {
+	if c.Media == nil {
+		return fmt.Errorf(`%w: field "media" is missing; a DoPut command descriptor uploads a media file, {"media": {"project","sha256","size","name"?}}; to append rows, send a path descriptor [project, branch, table]`, errdefs.ErrInvalidArgument)
+	}
+	return c.Media.Validate()
+}
+
+// MediaPut describes a media file (an MP4) being uploaded.
+type MediaPut struct {
+	Project string `json:"project"`
+	// SHA256 is the lowercase hex SHA-256 of the whole file.
+	SHA256 string `json:"sha256"`
+	// Size is the file's length in bytes.
+	Size *int64 `json:"size"`
+	// Name is the client's file name, used only in messages.
+	Name string `json:"name,omitempty"`
+}
+
+// Validate checks the required fields.
+func (m *MediaPut) Validate() error {
+	if err := required("project", m.Project); err != nil {
+		return err
+	}
+	if err := required("sha256", m.SHA256); err != nil {
+		return err
+	}
+	if m.Size == nil {
+		return fmt.Errorf("%w: field %q is missing; give the file's size in bytes", errdefs.ErrInvalidArgument, "size")
+	}
+	if *m.Size < 0 {
+		return fmt.Errorf("%w: field %q is %d; give the file's size in bytes", errdefs.ErrInvalidArgument, "size", *m.Size)
+	}
+	return nil
+}
+
+// MediaPutResult is the app_metadata of the one PutResult of a media
+// upload: the stored object and what the server's MP4 index found.
+type MediaPutResult struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+	// Stored is false when the object existed already: nothing new was
+	// stored.
+	Stored bool   `json:"stored"`
+	Codec  string `json:"codec"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	// Frames is the video track's frame count; Duration its length in
+	// seconds (the last frame's presentation time plus its duration).
+	Frames   int     `json:"frames"`
+	Duration float64 `json:"duration"`
+}
+
+// StatMediaRequest is the body of stat_media.
+type StatMediaRequest struct {
+	Project string `json:"project"`
+	SHA256  string `json:"sha256"`
+}
+
+// Validate checks the required fields.
+func (r *StatMediaRequest) Validate() error {
+	if err := required("project", r.Project); err != nil {
+		return err
+	}
+	return required("sha256", r.SHA256)
+}
+
+// StatMediaResult is the result of stat_media. Size is 0 when the object
+// does not exist.
+type StatMediaResult struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+	Exists bool   `json:"exists"`
+}
+
+// StatMedia says whether project holds the media object with digest sha.
+func (c *Client) StatMedia(ctx context.Context, project, sha string) (StatMediaResult, error) {
+	var res StatMediaResult
+	err := c.action(ctx, ActionStatMedia, StatMediaRequest{Project: project, SHA256: sha}, &res)
+	return res, err
+}
+
+// PutMedia uploads the media file r (an MP4 of size bytes whose SHA-256 is
+// sha, lowercase hex) to project, streaming it in MediaChunkBytes
+// messages; name is the file's name, for messages. The server stores the
+// file content-addressed, indexes it, and refuses (storing nothing) a
+// file whose bytes do not match sha and size or that is not an MP4 it can
+// index. An identical file uploaded before is not stored again
+// (Stored false); the server may then answer before reading the stream.
+// The object is invisible until an append names it in a video column.
+func (c *Client) PutMedia(ctx context.Context, project, name string, r io.Reader, size int64, sha string) (MediaPutResult, error) {
+	cmd, err := json.Marshal(MediaCommand{Media: &MediaPut{Project: project, SHA256: sha, Size: &size, Name: name}})
+	if err != nil {
+		return MediaPutResult{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.fc.DoPut(ctx)
+	if err != nil {
+		return MediaPutResult{}, fromWire(err)
+	}
+	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(MediaChunkSchema), ipc.WithAllocator(c.mem))
+	w.SetFlightDescriptor(&arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd})
+	buf := make([]byte, MediaChunkBytes)
+	b := array.NewBinaryBuilder(c.mem, arrow.BinaryTypes.Binary)
+	defer b.Release()
+	var werr, rerr error
+	for werr == nil {
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			b.Append(buf[:n])
+			col := b.NewArray()
+			rec := array.NewRecordBatch(MediaChunkSchema, []arrow.Array{col}, 1)
+			col.Release()
+			werr = w.Write(rec)
+			rec.Release()
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	if rerr != nil {
+		cancel() // an abandoned upload stores nothing
+		_ = w.Close()
+		return MediaPutResult{}, fmt.Errorf("put media %s: read the file: %w", name, rerr)
+	}
+	if werr == nil {
+		werr = w.Close()
+	} else {
+		_ = w.Close()
+	}
+	if werr == nil {
+		werr = stream.CloseSend()
+	}
+	// The server may answer early (the object existed) and close the
+	// stream; its answer explains a failed write.
+	var res MediaPutResult
+	got := 0
+	for {
+		pr, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return MediaPutResult{}, fromWire(err)
+		}
+		got++
+		if err := json.Unmarshal(pr.AppMetadata, &res); err != nil {
+			return MediaPutResult{}, fmt.Errorf("%w: media put result: %w", ErrBadResponse, err)
+		}
+	}
+	if got == 1 {
+		return res, nil
+	}
+	if werr != nil && !errors.Is(werr, io.EOF) {
+		return MediaPutResult{}, fromWire(werr)
+	}
+	return MediaPutResult{}, fmt.Errorf("%w: media put answered %d results, not 1", ErrBadResponse, got)
+}
