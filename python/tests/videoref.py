@@ -130,16 +130,17 @@ def window_type(t: int) -> pa.DataType:
                       pa.field("segments", pa.list_(SEGMENT_TYPE))])
 
 
-def build_windows(clip: Clip, windows: Sequence[Sequence[int]], size: Optional[tuple[int, int]] = None
-                  ) -> tuple[pa.StructArray, int]:
+def build_windows(clip: Clip, windows: Sequence[Sequence[int]], size: Optional[tuple[int, int]] = None,
+                  merge: bool = True) -> tuple[pa.StructArray, int]:
     """The wire form of ``windows`` (each a list of pts) as the contract's
     planner would send it: per sample, the segments it introduces, with
     overlapping decode ranges of the whole batch merged into one segment.
-    Returns the column and the number of segments."""
+    ``merge=False`` gives each window its own segment (as windows of
+    different episodes get). Returns the column and the number of segments."""
     ranges = sorted(decode_range(clip, w) + (i,) for i, w in enumerate(windows))
     merged: list[list] = []  # [start, end, [window indexes]]
     for s, e, i in ranges:
-        if merged and s < merged[-1][1]:
+        if merge and merged and s < merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], e)
             merged[-1][2].append(i)
         else:

@@ -26,6 +26,7 @@ a step in a thread pool.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -182,45 +183,59 @@ def color_rule(pic: Picture) -> tuple[str, bool, int]:
     return matrix, full, bits
 
 
+# Fixed point of the RGB conversion: each term is a table lookup in units
+# of 1/32 (rounded), so the sum is within 3/64 of the exact value before
+# the final rounding; int16 holds every sum (|x| < 2^15 for 8 to 10 bits).
+_FRAC = 5
+
+
+@functools.lru_cache(maxsize=32)
+def _tables(matrix: str, full: bool, bits: int) -> tuple[np.ndarray, ...]:
+    """int16 lookup tables (y, r←Cr, g←Cb, g←Cr, b←Cb), in 1/32 of an
+    8-bit RGB step: R = y[Y] + rv[Cr], G = y[Y] + gu[Cb] + gv[Cr],
+    B = y[Y] + bu[Cb], each then floor(x / 32) (y carries the + 1/2)."""
+    kr, kb = MATRICES[matrix]
+    kg = 1.0 - kr - kb
+    n = 1 << bits
+    d = np.arange(n, dtype=np.float64)
+    if full:
+        ey = d / (n - 1) * 255.0
+        c = (d - n / 2) / (n - 1) * 255.0
+    else:
+        s = n / 256
+        ey = (d - 16 * s) / (219 * s) * 255.0
+        c = (d - 128 * s) / (224 * s) * 255.0
+    one = float(1 << _FRAC)
+
+    def q(x: np.ndarray) -> np.ndarray:
+        return np.round(x * one).astype(np.int16)
+
+    return (q(ey + 0.5), q(2 * (1 - kr) * c), q(-2 * kb * (1 - kb) / kg * c), q(-2 * kr * (1 - kr) / kg * c),
+            q(2 * (1 - kb) * c))
+
+
 def to_rgb(pics: Sequence[Picture]) -> np.ndarray:
     """``uint8 [N, H, W, 3]`` RGB of pictures of one size and format."""
     first = pics[0]
-    matrix, full, bits = color_rule(first)
-    kr, kb = MATRICES[matrix]
-    kg = 1.0 - kr - kb
-    scale = float(1 << (bits - 8))
-    if full:
-        y_off, y_mul = 0.0, 255.0 / ((1 << bits) - 1)
-        c_mul = 255.0 / ((1 << bits) - 1)
-    else:
-        y_off, y_mul = 16.0 * scale, 255.0 / (219.0 * scale)
-        c_mul = 255.0 / (224.0 * scale)
-    c_off = float(1 << (bits - 1))
+    ylut, rv, gu, gv, bu = _tables(*color_rule(first))
     h, w = first.height, first.width
-    y = np.stack([p.planes[0][:h, :w] for p in pics]).astype(np.float32)
-    u = np.stack([p.planes[1] for p in pics]).astype(np.float32)
-    v = np.stack([p.planes[2] for p in pics]).astype(np.float32)
-    y -= y_off
-    y *= y_mul
-    u -= c_off
-    u *= c_mul
-    v -= c_off
-    v *= c_mul
-    # Chroma terms at chroma resolution, then replicated (nearest).
-    r_c = (2.0 * (1.0 - kr)) * v
-    g_c = (-2.0 * kb * (1.0 - kb) / kg) * u - (2.0 * kr * (1.0 - kr) / kg) * v
-    b_c = (2.0 * (1.0 - kb)) * u
+    y = np.take(ylut, np.stack([p.planes[0][:h, :w] for p in pics]))
+    u = np.stack([p.planes[1] for p in pics])
+    v = np.stack([p.planes[2] for p in pics])
     sy, sx = -(-h // u.shape[1]), -(-w // u.shape[2])
-    out = np.empty((len(pics), h, w, 3), np.float32)
-    for i, c in enumerate((r_c, g_c, b_c)):
+    out = np.empty((len(pics), h, w, 3), np.uint8)
+    tmp = np.empty_like(y)
+    for i, c in enumerate((np.take(rv, v), np.take(gu, u) + np.take(gv, v), np.take(bu, u))):
+        # Chroma at its own resolution, replicated to the picture's (nearest).
         if sy > 1:
             c = np.repeat(c, sy, axis=1)
         if sx > 1:
             c = np.repeat(c, sx, axis=2)
-        np.add(y, c[:, :h, :w], out=out[..., i])
-    np.rint(out, out=out)
-    np.clip(out, 0.0, 255.0, out=out)
-    return out.astype(np.uint8)
+        np.add(y, c[:, :h, :w], out=tmp)
+        tmp >>= _FRAC
+        np.clip(tmp, 0, 255, out=tmp)
+        out[..., i] = tmp
+    return out
 
 
 # ------------------------------------------------------------------ resize
