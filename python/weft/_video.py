@@ -120,7 +120,7 @@ def decode_segment(seg: Segment, want: Optional[Iterable[int]] = None, *, thread
     import av
 
     wanted = None if want is None else set(want)
-    ctx = av.CodecContext.create(_decoder_name(seg.codec), "r")
+    ctx: Any = av.CodecContext.create(_decoder_name(seg.codec), "r")  # a VideoCodecContext
     if seg.config:
         ctx.extradata = bytes(seg.config)
     ctx.width, ctx.height = seg.width, seg.height
@@ -278,8 +278,8 @@ def decode_rgb(seg: Segment, want: Sequence[int], threads: int = 0, thread_type:
     order = sorted(pics)
     groups: dict[tuple, list[int]] = {}
     for pts in order:
-        p = pics[pts]
-        groups.setdefault((p.pix_fmt, p.width, p.height, p.colorspace, p.color_range), []).append(pts)
+        pic = pics[pts]
+        groups.setdefault((pic.pix_fmt, pic.width, pic.height, pic.colorspace, pic.color_range), []).append(pts)
     out: dict[int, np.ndarray] = {}
     for ptss in groups.values():
         rgb = to_rgb([pics[p] for p in ptss])
