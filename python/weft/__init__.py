@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ._client import Client, Commit, Connection, Project, Ref, ScanPlan, ScanRequest, Table
 from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, PermissionDenied, ServerError, TransformError,
                       Unauthenticated, Unavailable, WeftError)
-from ._recipe import Component, Recipe, ShuffleConfig, World
+from ._recipe import Component, Recipe, Rows, ShuffleConfig, Video, Window, Windows, World
 
 if TYPE_CHECKING:
     from ._convert import to_tensors
@@ -30,9 +30,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Aborted", "AlreadyExists", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
-    "PermissionDenied", "Project", "Recipe", "Ref", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError",
-    "ShuffleConfig", "Table", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "WeftError", "World",
-    "to_tensors",
+    "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError",
+    "ShuffleConfig", "Table", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftError",
+    "Window", "Windows", "World", "to_tensors",
 ]
 
 _TORCH = {"ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert"}

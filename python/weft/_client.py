@@ -6,6 +6,7 @@ cached here except the connection, so two clients see each other's writes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -14,12 +15,13 @@ import uuid
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.flight as fl
 
-from ._errors import FLIGHT_ERRORS, InvalidArgument, Unavailable, WeftError, reraise
+from ._errors import FLIGHT_ERRORS, InvalidArgument, Unavailable, WeftError, reraise, translate
 
 if TYPE_CHECKING:
     import pandas
@@ -409,7 +411,9 @@ class Table:
     def _path(self) -> fl.FlightDescriptor:
         return fl.FlightDescriptor.for_path(self.project, self.ref.name, self.name)
 
-    def append(self, data: Data, *, idempotency_key: Optional[str] = None, retries: int = 5) -> str:
+    def append(self, data: Data, *, videos: Optional[Mapping[str, Mapping[Any, "os.PathLike[str] | str"]]] = None,
+               episode: str = "episode_index", timestamp: str = "timestamp", tolerance: float = 1e-4,
+               idempotency_key: Optional[str] = None, retries: int = 5) -> str:
         """Appends ``data`` as ONE commit on the branch and returns the commit
         id. ``data`` is a pyarrow Table, RecordBatch or RecordBatchReader, an
         iterable of batches or tables, or a pandas DataFrame (its index is
@@ -423,10 +427,23 @@ class Table:
         lost. Retrying needs data that can be read twice (a Table,
         RecordBatch, DataFrame, list or tuple); a RecordBatchReader or a
         generator is sent once. Pass the same ``idempotency_key`` again
-        (e.g. from another process) to retry a put yourself."""
+        (e.g. from another process) to retry a put yourself.
+
+        ``videos={"wrist_camera": {episode_id: "ep_0001.mp4", ...}}`` writes
+        episodes with video: every file is hashed (sha256, streamed), the
+        ones the server lacks are uploaded (DoPut media, 4 MiB messages,
+        never the whole file in memory), then the rows are appended with
+        one video column per camera key (``struct<media, time>``: the
+        file's sha256 and the row's ``timestamp``, seconds in that file)
+        in the same commit as the media. ``episode`` names the episode
+        column (int or string), ``tolerance`` (seconds) how far a
+        timestamp may be from a frame's. A row whose timestamp has no
+        frame within it fails the append, naming the row and the file."""
         if not self.ref.is_branch:
             raise InvalidArgument(f"append to {self!r}: a commit is read-only; append to a branch "
                                   f"(project.branch(name).table({self.name!r}))")
+        if videos is not None:
+            return _append_episodes(self, data, videos, episode, timestamp, tolerance, idempotency_key, retries)
         key = str(uuid.uuid4()) if idempotency_key is None else idempotency_key
         replayable = isinstance(data, (pa.Table, pa.RecordBatch, list, tuple)) or (
             type(data).__name__ == "DataFrame" and hasattr(data, "to_numpy"))
@@ -619,3 +636,213 @@ def _split(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     rows = max(1, batch.num_rows * _PUT_BATCH_BYTES // size)
     for start in range(0, batch.num_rows, rows):
         yield batch.slice(start, rows)
+
+
+# ---------------------------------------------------------------- media
+
+MEDIA_CHUNK = 4 << 20  # bytes of a file per DoPut message (contract: the Python client sends 4 MiB)
+MEDIA_SCHEMA = pa.schema([pa.field("chunk", pa.binary(), nullable=False)])
+DEFAULT_TOLERANCE = 1e-4
+
+
+@dataclass(frozen=True)
+class MediaFile:
+    """A local file and its content address."""
+
+    path: str
+    sha256: str
+    size: int
+
+
+def hash_file(path: Union[str, "os.PathLike[str]"]) -> MediaFile:
+    """sha256 (hex) and size of a file, read in chunks."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(MEDIA_CHUNK)
+            if not b:
+                break
+            h.update(b)
+            size += len(b)
+    return MediaFile(os.fspath(path), h.hexdigest(), size)
+
+
+def media_chunks(path: Union[str, "os.PathLike[str]"], size: int, chunk: int = MEDIA_CHUNK) -> Iterator[pa.RecordBatch]:
+    """The file as record batches of MEDIA_SCHEMA, one ``chunk`` bytes each
+    (the last fewer), read one at a time; fails if the file is not
+    ``size`` bytes any more."""
+    sent = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(chunk)
+            if not b:
+                break
+            sent += len(b)
+            data = pa.py_buffer(b)
+            offsets = pa.py_buffer(pa.array([0, len(b)], pa.int32()).buffers()[1])
+            yield pa.RecordBatch.from_arrays([pa.Array.from_buffers(pa.binary(), 1, [None, offsets, data])],
+                                             schema=MEDIA_SCHEMA)
+    if sent != size:
+        raise InvalidArgument(f"media file {os.fspath(path)} changed while it was uploaded ({size} bytes when hashed, "
+                              f"{sent} now); upload it again once nothing writes to it")
+
+
+def _with_files(err: WeftError, files: Mapping[str, MediaFile]) -> WeftError:
+    """``err`` with the file path added for every media sha (or its
+    12-digit prefix, as the server abbreviates) its message names."""
+    msg = str(err)
+    named = [f for sha, f in files.items() if sha[:12] in msg]
+    if not named:
+        return err
+    extra = "; ".join(f"media {f.sha256[:12]} is file {f.path}" for f in named)
+    out = type(err)(f"{msg} ({extra})")
+    out.__cause__ = err
+    return out
+
+
+def _episode_key(v: Any, where: str) -> Union[int, str]:
+    if isinstance(v, bool):
+        raise InvalidArgument(f"{where}: episode {v!r} is a bool; episodes are integers or strings")
+    if isinstance(v, str):
+        return v
+    try:
+        import numbers
+
+        if isinstance(v, numbers.Integral):
+            return int(v)
+    except TypeError:
+        pass
+    raise InvalidArgument(f"{where}: episode {v!r} ({type(v).__name__}) is not an integer or string")
+
+
+def video_field(name: str, tolerance: float) -> pa.Field:
+    """A video column's field: struct<media, time> with weft.kind=video."""
+    return pa.field(name, pa.struct([pa.field("media", pa.utf8(), nullable=False),
+                                     pa.field("time", pa.float64(), nullable=False)]),
+                    metadata={"weft.kind": "video", "weft.tolerance": repr(float(tolerance))})
+
+
+def episode_table(data: Data, videos: Mapping[str, Mapping[Any, Any]], episode: str, timestamp: str,
+                  tolerance: float) -> tuple[pa.Table, dict[str, dict[Union[int, str], str]]]:
+    """Checks the episodes of ``data`` against ``videos`` (nothing is read
+    or sent yet): the rows as one table, and per camera key
+    {episode: file path}. Raises InvalidArgument for a missing column,
+    episode or file."""
+    if not isinstance(videos, Mapping) or not videos:
+        raise InvalidArgument("append: videos must map a camera key to {episode: file}, e.g. "
+                              "videos={'wrist_camera': {0: 'ep_0000.mp4'}}")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance < 1:
+        raise InvalidArgument(f"append: tolerance {tolerance!r} must be a number of seconds in (0, 1)")
+    batches = list(_batches(data))
+    if not batches:
+        raise InvalidArgument("append: no record batches; give at least one row")
+    table = pa.Table.from_batches(batches)
+    names = table.schema.names
+    for what, col in (("episode", episode), ("timestamp", timestamp)):
+        if col not in names:
+            raise InvalidArgument(f"append with videos: no {what} column {col!r} (columns: {names}); "
+                                  f"name it with {what}=...")
+    ep_type = table.schema.field(episode).type
+    if not (pa.types.is_integer(ep_type) or pa.types.is_string(ep_type) or pa.types.is_large_string(ep_type)):
+        raise InvalidArgument(f"append with videos: episode column {episode!r} is {ep_type}; give integers or strings")
+    ts = table.column(timestamp)
+    if not (pa.types.is_floating(ts.type) or pa.types.is_integer(ts.type)):
+        raise InvalidArgument(f"append with videos: timestamp column {timestamp!r} is {ts.type}; "
+                              "give seconds (float) in the episode's video")
+    for col in (episode, timestamp):
+        if table.column(col).null_count:
+            raise InvalidArgument(f"append with videos: column {col!r} has {table.column(col).null_count} nulls")
+    present = {_episode_key(v, "append") for v in table.column(episode).unique().to_pylist()}
+    files: dict[str, dict[Union[int, str], str]] = {}
+    for key, mapping in videos.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidArgument(f"append: camera key {key!r} must be a non-empty string (the column name)")
+        if key in names:
+            raise InvalidArgument(f"append: camera key {key!r} is already a column of the data; pick another name")
+        if not isinstance(mapping, Mapping):
+            raise InvalidArgument(f"append: videos[{key!r}] is a {type(mapping).__name__}; give {{episode: file}}")
+        by_ep = {_episode_key(k, f"videos[{key!r}]"): os.fspath(v) for k, v in mapping.items()}
+        missing = sorted(present - set(by_ep), key=str)
+        if missing:
+            raise InvalidArgument(f"append: videos[{key!r}] has no file for episode(s) {missing[:10]}"
+                                  f"{' …' if len(missing) > 10 else ''} ({len(missing)} of {len(present)}); "
+                                  "give a file for every episode of the data")
+        for ep in sorted(present, key=str):
+            path = by_ep[ep]
+            if not os.path.isfile(path):
+                raise InvalidArgument(f"append: videos[{key!r}][{ep!r}] = {path!r} is not a file")
+        files[key] = {ep: by_ep[ep] for ep in present}
+    return table, files
+
+
+def with_video_columns(table: pa.Table, files: dict[str, dict[Union[int, str], str]],
+                       shas: Mapping[str, str], episode: str, timestamp: str, tolerance: float) -> pa.Table:
+    """``table`` plus a video column per camera key (media = the sha of
+    the row's episode's file, time = the row's timestamp), and schema
+    metadata weft.episode."""
+    eps = [_episode_key(v, "append") for v in table.column(episode).to_pylist()]
+    times = pc.cast(table.column(timestamp), pa.float64()).combine_chunks()
+    for key, by_ep in files.items():
+        media = pa.array([shas[by_ep[e]] for e in eps], pa.utf8())
+        col = pa.StructArray.from_arrays([media, times], fields=list(video_field(key, tolerance).type))
+        table = table.append_column(video_field(key, tolerance), col)
+    meta = dict(table.schema.metadata or {})
+    meta[b"weft.episode"] = episode.encode()
+    return table.replace_schema_metadata(meta)
+
+
+def put_media(client: "Client", project: str, f: MediaFile) -> dict[str, Any]:
+    """One DoPut of a media file (contract section 3): the server's
+    PutResult ``{"sha256","size","stored",...}``."""
+    cmd = {"media": {"project": project, "sha256": f.sha256, "size": f.size, "name": os.path.basename(f.path)}}
+    descriptor = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
+    try:
+        with client.session() as flight:
+            writer, reader = flight.do_put(descriptor, MEDIA_SCHEMA, client._options())
+            with writer:
+                for batch in media_chunks(f.path, f.size):
+                    writer.write_batch(batch)
+                writer.done_writing()
+                result = reader.read()
+    except FLIGHT_ERRORS as e:
+        raise _with_files(translate(e, client.uri, f"upload of {f.path}"), {f.sha256: f}) from e
+    if result is None:
+        raise InvalidArgument(f"upload of {f.path}: the server sent no result")
+    return json.loads(result.to_pybytes())
+
+
+def stat_media(client: "Client", project: str, sha256: str) -> dict[str, Any]:
+    """``{"sha256", "size", "exists"}`` of a media object of ``project``."""
+    return client.action("stat_media", {"project": project, "sha256": sha256})
+
+
+def _append_episodes(t: "Table", data: Data, videos: Mapping[str, Mapping[Any, Any]], episode: str, timestamp: str,
+                     tolerance: float, idempotency_key: Optional[str], retries: int) -> str:
+    table, files = episode_table(data, videos, episode, timestamp, tolerance)
+    hashed: dict[str, MediaFile] = {}
+    for by_ep in files.values():
+        for path in by_ep.values():
+            if path not in hashed:
+                hashed[path] = hash_file(path)
+    by_sha = {f.sha256: f for f in hashed.values()}
+    for sha, f in sorted(by_sha.items()):
+        attempt = 0
+        while True:
+            try:
+                if not stat_media(t.client, t.project, sha).get("exists"):
+                    put_media(t.client, t.project, f)
+                break
+            except Unavailable:
+                if attempt >= retries:
+                    raise
+                attempt += 1
+                time.sleep(min(0.25 * 2 ** attempt, 5.0))
+                t.client._reconnect()
+            except WeftError as e:
+                raise _with_files(e, {sha: f}) from e
+    rows = with_video_columns(table, files, {p: f.sha256 for p, f in hashed.items()}, episode, timestamp, tolerance)
+    try:
+        return t.append(rows, idempotency_key=idempotency_key, retries=retries)
+    except WeftError as e:
+        raise _with_files(e, by_sha) from e

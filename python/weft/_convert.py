@@ -5,6 +5,8 @@
 - fixed-size lists of those (nested too) and fixed-shape tensors →
   tensors of shape (rows, *shape);
 - variable-size lists of numbers → a list of 1-D tensors;
+- video windows (the struct the server sends for a ``weft.Video`` window,
+  _video.py) → ``uint8 [rows, T, H, W, 3]`` RGB, decoded here;
 - strings, binary and everything else → Python lists.
 
 Nulls: floats become NaN; a null in an integer, boolean or list column has
@@ -15,7 +17,7 @@ may modify them in place.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +25,10 @@ import pyarrow.compute as pc
 import torch
 
 from ._errors import InvalidArgument
+from ._video import is_video_window
+
+if TYPE_CHECKING:
+    from ._video import VideoDecoder
 
 Batch = dict[str, Any]
 
@@ -96,16 +102,28 @@ def column(name: str, arr: Union[pa.Array, pa.ChunkedArray]) -> Any:
     return arr.to_pylist()
 
 
-def to_tensors(batch: Union[pa.RecordBatch, pa.Table]) -> Batch:
-    """{column name: tensor or list} of a record batch (or table)."""
-    return {name: column(name, batch.column(i)) for i, name in enumerate(batch.schema.names)}
+def to_tensors(batch: Union[pa.RecordBatch, pa.Table], decoder: Optional["VideoDecoder"] = None) -> Batch:
+    """{column name: tensor or list} of a record batch (or table). Video
+    windows are decoded by ``decoder`` (default: one in this thread)."""
+    out: Batch = {}
+    for i, name in enumerate(batch.schema.names):
+        arr = batch.column(i)
+        if is_video_window(arr.type):
+            if decoder is None:
+                from ._video import VideoDecoder
+
+                decoder = VideoDecoder(threads=1)
+            out[name] = torch.from_numpy(decoder.window(name, arr))
+        else:
+            out[name] = column(name, arr)
+    return out
 
 
-def convert(result: Any) -> Any:
+def convert(result: Any, decoder: Optional["VideoDecoder"] = None) -> Any:
     """What a transform_fn result becomes: Arrow batches and tables → dicts of
     tensors; in a dict, numpy arrays → tensors; anything else as it is."""
     if isinstance(result, (pa.RecordBatch, pa.Table)):
-        return to_tensors(result)
+        return to_tensors(result, decoder)
     if isinstance(result, dict):
         return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) and v.dtype != object else v
                 for k, v in result.items()}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 from ._client import Client, Table
 from ._errors import InvalidArgument
@@ -20,13 +21,183 @@ class ShuffleConfig:
     buffer_rows: Optional[int] = None
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _int_offsets(what: str, offsets: Any) -> tuple[int, ...]:
+    if isinstance(offsets, (str, bytes)) or not isinstance(offsets, Iterable):
+        raise InvalidArgument(f"{what}: offsets {offsets!r} are not a sequence of integers; give e.g. range(16)")
+    out = tuple(offsets)
+    if not out:
+        raise InvalidArgument(f"{what}: no offsets; give at least one (e.g. range(16), or [0] for the moment itself)")
+    for v in out:
+        if not _is_int(v):
+            raise InvalidArgument(f"{what}: offset {v!r} is not an integer")
+    return out
+
+
+class Window:
+    """A window kind of a component: what the server makes for an output
+    key beyond the row's own value (contract: docs/flight.md "Windows")."""
+
+    kind = ""
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class Video(Window):
+    """Frames of a video column around each row's moment.
+
+    ``Video(range(90))`` or ``Video(frames=[-2, -1, 0])``: frame offsets from
+    the moment's frame (negative: history). ``Video(seconds=[-0.2, -0.1, 0.0])``:
+    time offsets, each resolved to the nearest frame (within ``tolerance``
+    seconds when given; by default half the frame interval there). Exactly
+    one of ``frames`` and ``seconds``. ``size=(H, W)`` resizes the decoded
+    frames (bilinear with antialiasing, docs/python.md); it is part of the
+    run id. ``pad``: at an episode's edges the edge frame repeats and
+    ``<key>_is_pad`` marks it; ``pad=False`` makes such a window an error.
+    The trainer gets ``uint8 [B, T, H, W, 3]`` RGB and ``<key>_is_pad`` bool ``[B, T]``."""
+
+    kind = "video"
+
+    def __init__(self, frames: Optional[Iterable[int]] = None, *, seconds: Optional[Iterable[float]] = None,
+                 size: Optional[Sequence[int]] = None, pad: bool = True, tolerance: Optional[float] = None):
+        if (frames is None) == (seconds is None):
+            raise InvalidArgument("Video: give exactly one of frames (frame offsets, e.g. range(16)) and "
+                                  "seconds (time offsets, e.g. [-0.2, -0.1, 0.0])"
+                                  + (", not both" if frames is not None else ""))
+        self.frames: Optional[tuple[int, ...]] = None
+        self.seconds: Optional[tuple[float, ...]] = None
+        if frames is not None:
+            self.frames = _int_offsets("Video", frames)
+            if tolerance is not None:
+                raise InvalidArgument("Video: tolerance applies to seconds offsets; frame offsets need none")
+        else:
+            if isinstance(seconds, (str, bytes)) or not isinstance(seconds, Iterable):
+                raise InvalidArgument(f"Video: seconds {seconds!r} is not a sequence of numbers")
+            secs = tuple(seconds)
+            if not secs:
+                raise InvalidArgument("Video: no seconds offsets; give at least one (e.g. [0.0])")
+            for v in secs:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    raise InvalidArgument(f"Video: seconds offset {v!r} is not a finite number")
+            self.seconds = tuple(float(v) for v in secs)
+        if size is not None:
+            if isinstance(size, (str, bytes)) or not isinstance(size, Iterable):
+                raise InvalidArgument(f"Video: size {size!r} must be (height, width)")
+            size = tuple(size)
+            if len(size) != 2 or not all(_is_int(v) and v > 0 for v in size):
+                raise InvalidArgument(f"Video: size {size!r} must be (height, width), two positive integers")
+        self.size: Optional[tuple[int, int]] = size  # type: ignore[assignment]
+        if not isinstance(pad, bool):
+            raise InvalidArgument(f"Video: pad {pad!r} must be True or False")
+        self.pad = pad
+        if tolerance is not None:
+            if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
+                    math.isfinite(tolerance) and tolerance > 0):
+                raise InvalidArgument(f"Video: tolerance {tolerance!r} must be a positive number of seconds")
+            tolerance = float(tolerance)
+        self.tolerance: Optional[float] = tolerance
+
+    def __repr__(self) -> str:
+        what = f"frames={list(self.frames)}" if self.frames is not None else f"seconds={list(self.seconds or ())}"
+        extra = "".join(f", {k}={v!r}" for k, v in (("size", self.size), ("tolerance", self.tolerance))
+                        if v is not None)
+        return f"Video({what}{extra}{'' if self.pad else ', pad=False'})"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "video"}
+        if self.frames is not None:
+            out["frames"] = list(self.frames)
+        else:
+            out["seconds"] = list(self.seconds or ())
+        if self.size is not None:
+            out["size"] = list(self.size)
+        if not self.pad:
+            out["pad"] = False
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance
+        return out
+
+
+class Rows(Window):
+    """Values of a table column at row offsets within the row's episode:
+    ``Rows(range(50))`` is the next 50 rows (an action chunk), negative
+    offsets are history. The trainer gets ``[B, T, ...]`` and
+    ``<key>_is_pad`` bool ``[B, T]``; at the episode's edges the edge row
+    repeats (``pad=False`` makes such a window an error)."""
+
+    kind = "rows"
+
+    def __init__(self, offsets: Iterable[int], *, pad: bool = True):
+        self.offsets = _int_offsets("Rows", offsets)
+        if not isinstance(pad, bool):
+            raise InvalidArgument(f"Rows: pad {pad!r} must be True or False")
+        self.pad = pad
+
+    def __repr__(self) -> str:
+        return f"Rows({list(self.offsets)}{'' if self.pad else ', pad=False'})"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "rows", "offsets": list(self.offsets)}
+        if not self.pad:
+            out["pad"] = False
+        return out
+
+
+class Windows(dict):
+    """A component's windows: output key → ``weft.Video(...)``,
+    ``weft.Rows(...)`` or a raw spec ``{"kind": K, ...}``. The key names a
+    table column (a video column for Video)."""
+
+    def __init__(self, windows: Optional[Mapping[str, Union[Window, Mapping[str, Any]]]] = None, **kw: Any):
+        super().__init__()
+        items = dict(windows or {})
+        items.update(kw)
+        if not items:
+            raise InvalidArgument("Windows: no windows; give e.g. Windows({'wrist_camera': Video(range(16))})")
+        for key, spec in items.items():
+            if not isinstance(key, str) or not key:
+                raise InvalidArgument(f"Windows: key {key!r} must be a column name (a non-empty string)")
+            if isinstance(spec, Window):
+                pass
+            elif isinstance(spec, Mapping):
+                if not isinstance(spec.get("kind"), str) or not spec["kind"]:
+                    raise InvalidArgument(f"Windows: {key!r} is {dict(spec)!r}, which has no \"kind\"; "
+                                          "give weft.Video(...), weft.Rows(...) or {'kind': ..., ...}")
+                spec = dict(spec)
+            else:
+                raise InvalidArgument(f"Windows: {key!r} is a {type(spec).__name__}; "
+                                      "give weft.Video(...), weft.Rows(...) or {'kind': ..., ...}")
+            self[key] = spec
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (v.to_json() if isinstance(v, Window) else dict(v)) for k, v in self.items()}
+
+
+def _canonical_window(spec: Any) -> Any:
+    """A window spec as the run record stores it (pad omitted when true,
+    numbers compared by value), for comparing a recipe with a record."""
+    if not isinstance(spec, dict):
+        return spec
+    out = {k: v for k, v in spec.items() if not (k == "pad" and v is True)}
+    for k in ("seconds",):
+        if isinstance(out.get(k), list):
+            out[k] = [float(v) for v in out[k]]
+    if isinstance(out.get("tolerance"), (int, float)):
+        out["tolerance"] = float(out["tolerance"])
+    return out
+
+
 @dataclass
 class Component:
     """One table of a mix. ``weight`` is relative (0.3/0.7 and 3/7 are the
     same mix); ``columns`` defaults to every column of the first component's
     table, and every component must serve the same columns with the same
-    types. ``windows`` (frames around a moment, for video) is not supported
-    by the server yet and must be None."""
+    types. ``windows``: ``weft.Windows({key: weft.Video(...) | weft.Rows(...)})``
+    (or a plain dict of them): frames or rows around each row's moment."""
 
     table: Table
     windows: Any = None
@@ -37,9 +208,11 @@ class Component:
         if not isinstance(self.table, Table):
             raise InvalidArgument(f"Component: table is a {type(self.table).__name__}; "
                                   "give a weft Table, e.g. client.project(p).branch('main').table(t)")
-        if self.windows is not None:
-            raise NotImplementedError("Component(windows=...): frame windows around a moment are not "
-                                      "supported yet; leave windows=None")
+        if self.windows is not None and not isinstance(self.windows, Windows):
+            if not isinstance(self.windows, Mapping):
+                raise InvalidArgument(f"Component {self.table.name!r}: windows is a {type(self.windows).__name__}; "
+                                      "give weft.Windows({key: weft.Video(...) or weft.Rows(...)})")
+            self.windows = Windows(self.windows)
         if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)):
             raise InvalidArgument(f"Component {self.table.name!r}: weight {self.weight!r} is not a number; "
                                   "give a positive finite number")
@@ -52,6 +225,8 @@ class Component:
                                "table": self.table.name, "weight": self.weight}
         if self.columns is not None:
             out["columns"] = list(self.columns)
+        if self.windows is not None:
+            out["windows"] = self.windows.to_json()
         return out
 
 
@@ -126,6 +301,11 @@ class Recipe:
                 diffs.append(f"component {i} is {'/'.join(want)} (run: {'/'.join(map(str, got))})")
             if c.columns is not None and list(c.columns) != list(r.get("columns") or []):
                 diffs.append(f"component {i} columns {list(c.columns)} (run: {r.get('columns')})")
+            if c.windows is not None:
+                mine_w = {k: _canonical_window(v) for k, v in c.windows.to_json().items()}
+                theirs_w = {k: _canonical_window(v) for k, v in (r.get("windows") or {}).items()}
+                if mine_w != theirs_w:
+                    diffs.append(f"component {i} windows {c.windows.to_json()} (run: {r.get('windows')})")
         if sum(mine) > 0 and sum(their_w) > 0:
             a = [w / sum(mine) for w in mine]
             b = [w / sum(their_w) for w in their_w]

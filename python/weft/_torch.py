@@ -22,6 +22,7 @@ from ._client import Client, ScanRequest, scan_batches
 from ._convert import convert, pin, to_device, to_tensors
 from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
 from ._recipe import Recipe, World, resolve_world
+from ._video import VideoDecoder
 
 STATE_FORMAT = 1
 
@@ -123,17 +124,24 @@ class TrainLoader:
       background and copied with ``non_blocking=True``.
     - ``retries``: times a stream that loses its server (Unavailable) is
       re-planned from the next step before the error is raised.
+    - ``decode_threads``: threads decoding a step's video windows (each
+      segment once, with PyAV; default: one per CPU). Video windows become
+      ``uint8 [B, T, H, W, 3]`` RGB tensors (docs/python.md, "Video windows").
     """
 
     def __init__(self, recipe: Recipe, device: Union[str, torch.device] = "cpu", world: Optional[World] = None,
                  transform_fn: Optional[Callable[[pa.RecordBatch], Any]] = None, map_workers: int = 0,
-                 prefetch: int = 4, *, mp_context: Optional[str] = "spawn", retries: int = 3):
+                 prefetch: int = 4, *, mp_context: Optional[str] = "spawn", retries: int = 3,
+                 decode_threads: Optional[int] = None):
         if not isinstance(recipe, Recipe):
             raise InvalidArgument(f"TrainLoader: recipe is a {type(recipe).__name__}; give weft.Recipe(...)")
         if isinstance(map_workers, bool) or not isinstance(map_workers, int) or map_workers < 0:
             raise InvalidArgument(f"TrainLoader: map_workers {map_workers!r} must be an integer ≥ 0")
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
             raise InvalidArgument(f"TrainLoader: prefetch {prefetch!r} must be an integer ≥ 1")
+        if decode_threads is not None and (isinstance(decode_threads, bool) or not isinstance(decode_threads, int)
+                                           or decode_threads < 1):
+            raise InvalidArgument(f"TrainLoader: decode_threads {decode_threads!r} must be an integer ≥ 1 (or None)")
         if map_workers and transform_fn is None:
             raise InvalidArgument("TrainLoader: map_workers needs a transform_fn to run")
         self.recipe = recipe
@@ -150,6 +158,7 @@ class TrainLoader:
         self._next = 0
         self._info: Optional[tuple[int, fl.FlightInfo]] = None
         self._pool: Optional[cf.ProcessPoolExecutor] = None
+        self._decoder = VideoDecoder(decode_threads)
         self._active: Optional[_Prefetcher] = None
         self._replans = 0  # streams re-planned after the server went away
 
@@ -285,6 +294,7 @@ class TrainLoader:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        self._decoder.close()
 
     def __enter__(self) -> "TrainLoader":
         return self
@@ -432,7 +442,7 @@ class _Prefetcher:
                     self.reader = None
 
     def _finish(self, step: int, result: Any) -> tuple[int, Any]:
-        batch = convert(result)
+        batch = convert(result, self.loader._decoder)
         if self.loader.device.type == "cuda":
             batch = pin(batch)
         return step, batch
