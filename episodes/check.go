@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 	"github.com/weftdata/weft/video"
 )
@@ -19,7 +20,7 @@ import (
 // BatchCheck checks one batch of a put before it is written
 // (tables.AppendOptions.Check): firstRow is the batch's first row within
 // the put.
-type BatchCheck = func(ctx context.Context, schema *arrow.Schema, rec arrow.RecordBatch, firstRow int64) error
+type BatchCheck = tables.BatchCheck
 
 // AppendCheck returns the check of a put of rows with schema into table t
 // of project p (flight.Parts.AppendCheck), or nil when the schema has no

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/tables"
 )
 
 func TestAppendCheck(t *testing.T) {
@@ -17,7 +18,7 @@ func TestAppendCheck(t *testing.T) {
 	media := newTestMedia(clips)
 	check := AppendCheck(media)
 	ctx := context.Background()
-	schema := momentsSchema(map[string]string{metaTolerance: "0.0001"})
+	schema := momentsSchema(map[string]string{tables.ToleranceKey: "0.0001"})
 
 	run := func(rows []row, firstRow int64) error {
 		fn, err := check(ctx, "p", "t", schema)

@@ -40,7 +40,12 @@ func TestBadInputs(t *testing.T) {
 	en := newEnv(t, media)
 	en.appendMoments("good", 0, clipRows(c), nil)
 
-	missing := hex.EncodeToString(make([]byte, 32))
+	// In the bucket (so the append takes it) but not served by the media
+	// source: as if deleted after the commit.
+	gone := []byte("a media object that went missing")
+	goneSum := sha256.Sum256(gone)
+	missing := hex.EncodeToString(goneSum[:])
+	en.bucketOnly[missing] = gone
 	en.appendMoments("missing", 0, []row{{1, c.sha, c.seconds(0)}, {1, missing, 0.2}}, nil)
 
 	corrupt := append([]byte(nil), c.data[:len(c.data)/2]...) // moov at the end: cut off

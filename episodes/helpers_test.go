@@ -1,6 +1,7 @@
 package episodes
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,9 @@ type env struct {
 	e      *mix.Engine
 	mem    *memory.CheckedAllocator
 	media  *testMedia
+	// bucketOnly are media objects uploaded to the bucket that the test
+	// media source does not serve, by sha.
+	bucketOnly map[string][]byte
 }
 
 func newEnv(t testing.TB, media *testMedia) *env {
@@ -42,7 +46,7 @@ func newEnv(t testing.TB, media *testMedia) *env {
 	ko.Media = media
 	kinds, err := New(ko)
 	require.NoError(t, err)
-	en := &env{t: t, v: v, tables: ts, kinds: kinds, media: media, mem: memory.NewCheckedAllocator(memory.NewGoAllocator())}
+	en := &env{t: t, v: v, tables: ts, kinds: kinds, media: media, bucketOnly: map[string][]byte{}, mem: memory.NewCheckedAllocator(memory.NewGoAllocator())}
 	t.Cleanup(func() { en.mem.AssertSize(t, 0) }) // after every engine's Close
 	t.Cleanup(kinds.Close)
 	en.e = en.engine()
@@ -65,7 +69,7 @@ func (en *env) engine() *mix.Engine {
 
 // videoField is a video column named name.
 func videoField(name string, meta map[string]string) arrow.Field {
-	md := map[string]string{metaKind: kindVideo}
+	md := map[string]string{tables.KindKey: tables.KindVideo}
 	for k, v := range meta {
 		md[k] = v
 	}
@@ -114,8 +118,27 @@ func (en *env) appendMoments(t string, tag int64, rows []row, meta map[string]st
 	rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
 	require.NoError(en.t, err)
 	defer rr.Release()
+	en.upload(rows)
 	_, err = en.tables.Append(context.Background(), "p", "main", versions.TableName(t), rr, "")
 	require.NoError(en.t, err)
+}
+
+// upload stores in the bucket the media objects rows name, as a client
+// does before appending them: the bytes the test media source serves, or
+// those of en.bucketOnly (objects the bucket has and the source does not).
+func (en *env) upload(rows []row) {
+	en.t.Helper()
+	for _, r := range rows {
+		en.media.mu.Lock()
+		data, ok := en.media.files[r.media]
+		en.media.mu.Unlock()
+		if !ok {
+			data, ok = en.bucketOnly[r.media]
+		}
+		require.True(en.t, ok, "test media %s has no bytes", r.media)
+		_, err := en.tables.PutMedia(context.Background(), "p", bytes.NewReader(data), tables.MediaInfo{SHA256: r.media, Size: int64(len(data))})
+		require.NoError(en.t, err)
+	}
 }
 
 // episodeBounds splits n frames into three episodes, the middle one of 5

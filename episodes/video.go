@@ -82,11 +82,10 @@ func (vk *videoKind) New(ctx context.Context, env mix.Env, key string, in []mix.
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadSpec, name, err)
 		}
 		f := proj.Field(0)
-		if !isVideo(f) {
-			return nil, fmt.Errorf("%w: %s: column %s is not a video column (its field metadata has no weft.kind = \"video\"); append it with videos=… or use a \"rows\" window", ErrBadSpec, name, errdefs.Quote(key))
-		}
-		if err := checkVideoType(f); err != nil {
+		if vc, err := tables.VideoColumns(proj); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadSpec, name, err)
+		} else if len(vc) == 0 {
+			return nil, fmt.Errorf("%w: %s: column %s is not a video column (its field metadata has no weft.kind = \"video\"); append it with videos=… or use a \"rows\" window", ErrBadSpec, name, errdefs.Quote(key))
 		}
 		tol, err := tolerance(f)
 		if err != nil {

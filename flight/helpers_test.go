@@ -119,10 +119,15 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	}
 	mo := mix.DefaultOptions()
 	mo.Allocator = mem
-	kinds, err := episodes.New(episodes.DefaultOptions())
+	eo := episodes.DefaultOptions()
+	eo.Media = ts
+	kinds, err := episodes.New(eo)
 	require.NoError(t, err)
 	t.Cleanup(kinds.Close)
 	mo.Kinds = kinds.Map()
+	if o.appendCheck == nil {
+		o.appendCheck = kinds.AppendCheck // as flightd
+	}
 	if o.mix != nil {
 		o.mix(&mo)
 	}

@@ -55,6 +55,17 @@ func (s *Service) putMedia(ctx context.Context, stream arrowflight.FlightService
 	if err != nil {
 		return err
 	}
+	if !res.Stored {
+		// The object exists: read (and drop) the rest of the client's
+		// chunks before answering, as clients that write the whole file
+		// before reading the result expect (pyarrow's do_put does).
+		if _, err := io.Copy(io.Discard, cr); err != nil {
+			return err
+		}
+		if cr.err != nil {
+			return cr.err
+		}
+	}
 	idx, err := s.indexMedia(ctx, p, m.SHA256)
 	if err != nil {
 		if res.Stored {

@@ -231,9 +231,10 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	cfg.mix.OnRunRecordStored = ms.runRecordStored()
 	// The window kinds: "rows" and "video" (media opened through the
-	// tables store).
+	// tables store), and the check of video rows at write time.
 	eo := episodes.DefaultOptions()
 	eo.Logger = log
+	eo.Media = t
 	kinds, err := episodes.New(eo)
 	if err != nil {
 		return usageErr("%v", err)
@@ -251,7 +252,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	cfg.flight.ServerOptions = append(cfg.flight.ServerOptions, sec.serverOptions...)
-	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget}, cfg.flight)
+	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
 	}

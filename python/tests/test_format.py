@@ -14,5 +14,5 @@ def test_ids_recomputed_from_the_format_doc():
                           str(ROOT / "mix" / "testdata")],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.count(" ok") == 4, out.stdout
+    assert out.stdout.count(" ok") == 5, out.stdout
     assert "run " in out.stdout, out.stdout
