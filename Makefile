@@ -48,9 +48,11 @@ test-go:
 flightd:
 	$(GO) build -o bin/flightd ./cmd/flightd
 
-## demo: the first command to run: Weft's story in under a minute on a fresh local store.
-demo: flightd
+## demo: the first command to run: Weft's story in under a minute on a fresh local store (rows, then
+## robot episodes with video windows decoded by the client: a contact sheet PNG, path printed).
+demo: flightd venv
 	bin/flightd demo
+	$(VENV)/bin/python python/examples/video_demo.py --flightd bin/flightd --clips testdata/video
 
 ## venv: $(VENV) with the weft client (editable), torch (Debian's python3-torch) and the test requirements.
 venv: $(VENV)/.installed
