@@ -192,8 +192,9 @@ func TestMain(m *testing.M) {
 type testMedia struct {
 	mu    sync.Mutex
 	files map[string][]byte // sha -> bytes
-	read  atomic.Int64
-	opens atomic.Int64
+	read   atomic.Int64
+	opens  atomic.Int64
+	closed atomic.Int64
 }
 
 func newTestMedia(clips []*clip) *testMedia {
@@ -218,12 +219,19 @@ func (m *testMedia) OpenMedia(_ context.Context, p versions.ProjectName, sha str
 		return nil, 0, fmt.Errorf("media %s of project %s: %w", sha, p, errdefs.ErrNotFound)
 	}
 	m.opens.Add(1)
-	return countingReader{data: data, n: &m.read}, int64(len(data)), nil
+	return countingReader{data: data, n: &m.read, closed: &m.closed}, int64(len(data)), nil
 }
 
 type countingReader struct {
-	data []byte
-	n    *atomic.Int64
+	data   []byte
+	n      *atomic.Int64
+	closed *atomic.Int64
+}
+
+// Close counts, so tests can check every opened reader is closed.
+func (r countingReader) Close() error {
+	r.closed.Add(1)
+	return nil
 }
 
 func (r countingReader) ReadAt(p []byte, off int64) (int, error) {

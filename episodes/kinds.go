@@ -22,8 +22,9 @@ const (
 )
 
 // MediaSource opens media objects by project and sha256 (tables.Store
-// satisfies it). The reader must allow concurrent ranged reads. A missing
-// object is an error that wraps errdefs.ErrNotFound.
+// satisfies it). The reader must allow concurrent ranged reads; if it is
+// an io.Closer, it is closed once its reads are done. A missing object is
+// an error that wraps errdefs.ErrNotFound.
 type MediaSource interface {
 	OpenMedia(ctx context.Context, p versions.ProjectName, sha string) (io.ReaderAt, int64, error)
 }
@@ -150,6 +151,7 @@ func (k *Kinds) mediaIndex(ctx context.Context, src MediaSource, p versions.Proj
 			}
 			return nil, 0, fmt.Errorf("open media %s: %w", shortSHA(sha), err)
 		}
+		defer closeMedia(r)
 		x, err := video.Read(lctx, r, size)
 		if err != nil {
 			if errors.Is(err, errdefs.ErrInvalidArgument) {
@@ -173,4 +175,11 @@ func indexBytes(x *video.Index) int64 {
 		n += int64(len(ps))
 	}
 	return n + int64(x.Len())*(56+16)
+}
+
+// closeMedia closes a MediaSource's reader when it is an io.Closer.
+func closeMedia(r io.ReaderAt) {
+	if c, ok := r.(io.Closer); ok {
+		_ = c.Close()
+	}
 }

@@ -170,12 +170,13 @@ type videoStep struct {
 	planned chan struct{}
 	err     error
 	// Set by plan, valid once planned is closed and err is nil.
-	pts   [][]int64 // per sample, per frame
-	pads  [][]bool
-	segOf []int32 // per sample: its segment
-	intro []int32 // per sample: the segment it introduces, or -1
-	segs  []segment
-	reads []*mediaRead // every read started
+	pts    [][]int64 // per sample, per frame
+	pads   [][]bool
+	segOf  []int32 // per sample: its segment
+	intro  []int32 // per sample: the segment it introduces, or -1
+	segs   []segment
+	reads  []*mediaRead  // every read started
+	opened []io.ReaderAt // the media objects the reads read
 }
 
 // where names a sample's row for messages.
@@ -328,6 +329,7 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 		if err != nil {
 			return fmt.Errorf("open media %s: %w", shortSHA(mk.sha), err)
 		}
+		p.opened = append(p.opened, ra) // closed by Release, after the reads
 		for _, rd := range reads {
 			p.reads = append(p.reads, rd)
 			loads.Go(ctx, func(err error) {
@@ -607,5 +609,8 @@ func (p *videoStep) Release() {
 		<-rd.done
 		rd.buf = nil
 	}
-	p.segs = nil
+	for _, r := range p.opened {
+		closeMedia(r)
+	}
+	p.segs, p.opened = nil, nil
 }

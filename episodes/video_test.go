@@ -305,6 +305,7 @@ func TestVideoWindows(t *testing.T) {
 					}
 				}
 			}
+			require.Equal(t, en.media.opens.Load(), en.media.closed.Load(), "every media reader opened is closed")
 			resume := run.Steps() / 2
 			loaded, err := en.engine().Load(ctx, run.ID(), "p")
 			require.NoError(t, err)
