@@ -190,8 +190,8 @@ func TestMain(m *testing.M) {
 
 // testMedia serves the clips (and others) by sha, counting bytes read.
 type testMedia struct {
-	mu    sync.Mutex
-	files map[string][]byte // sha -> bytes
+	mu     sync.Mutex
+	files  map[string][]byte // sha -> bytes
 	read   atomic.Int64
 	opens  atomic.Int64
 	closed atomic.Int64

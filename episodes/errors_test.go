@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/video"
 )
 
 // firstStepErr resolves a recipe over table t with windows ws and returns
@@ -154,4 +157,64 @@ func TestCanonical(t *testing.T) {
 		"cam":   window(KindVideo, `{"seconds":[-0.1,0],"size":[96,96],"pad":false}`),
 		"state": window(KindRows, `{"offsets":[0,1,2]}`)})
 	require.NotEqual(t, goID, otherID)
+}
+
+// TestStepLimits: a step's media bytes are checked against MaxStepBytes
+// and leased from the memory budget before any read starts.
+func TestStepLimits(t *testing.T) {
+	clips := renderClips(t)
+	media := newTestMedia(clips)
+	en := newEnv(t, media)
+	en.appendMoments("good", 0, clipRows(clips[0]), nil)
+	// What indexing the clip reads: all a refused step may read.
+	r, size, err := media.OpenMedia(context.Background(), "p", clips[0].sha)
+	require.NoError(t, err)
+	n0 := media.read.Load()
+	_, err = video.Read(context.Background(), r, size)
+	require.NoError(t, err)
+	indexBytes := media.read.Load() - n0
+	for _, tc := range []struct {
+		name string
+		opts func(*Options)
+		kind error
+		msg  string
+	}{
+		{"step limit", func(o *Options) { o.MaxStepBytes = 100 }, ErrTooLarge, "--max-step-size"},
+		{"memory budget", func(o *Options) {
+			b, err := membudget.New(membudget.Options{Total: 100, MaxWait: time.Millisecond})
+			require.NoError(t, err)
+			o.Budget = b
+		}, membudget.ErrExhausted, "the video window cam of a step"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ko := DefaultOptions()
+			ko.Media = media
+			tc.opts(&ko)
+			kinds, err := New(ko)
+			require.NoError(t, err)
+			t.Cleanup(kinds.Close)
+			mo := mix.DefaultOptions()
+			mo.Allocator = en.mem
+			mo.Kinds = kinds.Map()
+			e, err := mix.New(en.tables, mo)
+			require.NoError(t, err)
+			t.Cleanup(e.Close)
+			r := &mix.Recipe{Seed: 1, BatchSize: 4, Components: []mix.Component{{Project: "p", Table: "good", Weight: 1,
+				Windows: map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0,1,2]}`)}, Columns: []string{"episode_index"}}}}
+			run, err := e.Resolve(context.Background(), r)
+			require.NoError(t, err)
+			before := media.read.Load()
+			var got error
+			for st, err := range e.Steps(context.Background(), run, 0, 1, 0, 1) {
+				if err != nil {
+					got = err
+					break
+				}
+				st.Batch.Release()
+			}
+			require.ErrorIs(t, got, tc.kind)
+			require.ErrorContains(t, got, tc.msg)
+			require.Equal(t, indexBytes, media.read.Load()-before, "only the index is read")
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/internal/cache"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -43,20 +44,29 @@ type Options struct {
 	// CoalesceBytes: ranged reads of one media object in one step whose
 	// gap is at most this many bytes are merged into one read.
 	CoalesceBytes int64
+	// MaxStepBytes bounds the media bytes one rank's step of a video
+	// window reads (its access units, as coalesced reads): a step over it
+	// fails with ErrTooLarge before reading anything. flightd sets it to
+	// --max-step-size.
+	MaxStepBytes int64
+	// Budget, if set, is the process memory budget: a step leases twice
+	// its media bytes (the reads, then the Arrow arrays built from them)
+	// before it reads, and gives them back when it is released.
+	Budget *membudget.Budget
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
 
 // DefaultOptions: 256 MiB of media indexes, 64 MiB of episode indexes,
-// reads merged across gaps of up to 64 KiB.
+// reads merged across gaps of up to 64 KiB, 256 MiB of media per step.
 func DefaultOptions() Options {
-	return Options{MediaIndexBytes: 256 << 20, EpisodeIndexBytes: 64 << 20, CoalesceBytes: 64 << 10}
+	return Options{MediaIndexBytes: 256 << 20, EpisodeIndexBytes: 64 << 20, CoalesceBytes: 64 << 10, MaxStepBytes: 256 << 20}
 }
 
 // Validate reports an unusable option.
 func (o Options) Validate() error {
-	if o.MediaIndexBytes < 0 || o.EpisodeIndexBytes < 0 || o.CoalesceBytes < 0 {
-		return fmt.Errorf("%w: episodes options: MediaIndexBytes, EpisodeIndexBytes and CoalesceBytes must be 0 or more", errdefs.ErrInvalidArgument)
+	if o.MediaIndexBytes < 0 || o.EpisodeIndexBytes < 0 || o.CoalesceBytes < 0 || o.MaxStepBytes < 1 {
+		return fmt.Errorf("%w: episodes options: MediaIndexBytes, EpisodeIndexBytes and CoalesceBytes must be 0 or more, MaxStepBytes positive", errdefs.ErrInvalidArgument)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/tables"
@@ -177,6 +178,7 @@ type videoStep struct {
 	segs   []segment
 	reads  []*mediaRead  // every read started
 	opened []io.ReaderAt // the media objects the reads read
+	lease  *membudget.Lease
 }
 
 // where names a sample's row for messages.
@@ -308,6 +310,10 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 		}
 		byMedia[sg.media] = append(byMedia[sg.media], si)
 	}
+	// Plan every media object's reads, then check and lease their bytes
+	// before any read starts.
+	readsOf := make(map[mediaKey][]*mediaRead, len(order))
+	var total int64
 	for _, mk := range order {
 		var ranges []video.ByteRange
 		for _, si := range byMedia[mk] {
@@ -325,6 +331,21 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 		for _, si := range byMedia[mk] {
 			p.segs[si].reads = reads
 		}
+		for _, rd := range reads {
+			total += rd.size
+		}
+		readsOf[mk] = reads
+	}
+	if total > m.k.opts.MaxStepBytes {
+		return fmt.Errorf("%w: this step's video windows (%s) need %d bytes of access units, over the %d-byte step limit (--max-step-size): use shorter windows, fewer samples per rank (a larger world size or smaller batch), or videos with shorter GOPs", ErrTooLarge, m.fields[0].Name, total, m.k.opts.MaxStepBytes)
+	}
+	lease, err := m.k.opts.Budget.Acquire(ctx, 2*total, fmt.Sprintf("the video window %s of a step", m.fields[0].Name))
+	if err != nil {
+		return err
+	}
+	p.lease = lease
+	for _, mk := range order {
+		reads := readsOf[mk]
 		ra, _, err := m.src.OpenMedia(ctx, mk.project, mk.sha)
 		if err != nil {
 			return fmt.Errorf("open media %s: %w", shortSHA(mk.sha), err)
@@ -613,4 +634,7 @@ func (p *videoStep) Release() {
 		closeMedia(r)
 	}
 	p.segs, p.opened = nil, nil
+	if p.lease != nil {
+		p.lease.Release()
+	}
 }

@@ -235,6 +235,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	eo := episodes.DefaultOptions()
 	eo.Logger = log
 	eo.Media = t
+	eo.MaxStepBytes = cfg.flight.MaxStepBytes
+	eo.Budget = budget
 	kinds, err := episodes.New(eo)
 	if err != nil {
 		return usageErr("%v", err)
