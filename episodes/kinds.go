@@ -51,7 +51,8 @@ type Options struct {
 	MaxStepBytes int64
 	// Budget, if set, is the process memory budget: a step leases twice
 	// its media bytes (the reads, then the Arrow arrays built from them)
-	// before it reads, and gives them back when it is released.
+	// before it reads, and gives them back when it is released; the
+	// cached media and episode indexes lease theirs.
 	Budget *membudget.Budget
 	// Logger; nil discards.
 	Logger *slog.Logger
@@ -95,12 +96,17 @@ func New(opts Options) (*Kinds, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Kinds{
+	k := &Kinds{
 		opts:     opts,
 		log:      log,
 		episodes: cache.New[episodeKey, *EpisodeIndex](opts.EpisodeIndexBytes, nil),
 		media:    cache.New[mediaKey, *video.Index](opts.MediaIndexBytes, nil),
-	}, nil
+	}
+	// The caches' entries lease their bytes too, and give them back under
+	// pressure.
+	k.episodes.UseBudget(opts.Budget)
+	k.media.UseBudget(opts.Budget)
+	return k, nil
 }
 
 // Map is the kinds by name, for mix.Options.Kinds.
