@@ -309,7 +309,7 @@ def test_windows_equal_ffmpeg(wc, truths, name):
     t = wc.create_project("robots").branch("main").table(name)
     append_clip(t, tr, spec.frames)
     assert t.num_rows() == tr.n
-    schema = t.schema()
+    schema = t.schema
     for k in spec.frames:
         assert schema.field(k).metadata[b"weft.kind"] == b"video"
     recipe = weft.Recipe(seed=_seed(name), batch_size=B, components=[
@@ -397,7 +397,7 @@ def test_resume_after_kill_9(flightd_bin, store, truths, tmp_path):
         loader.close()
     finally:
         c1.close()
-    with serving(flightd_bin, store, tmp_path / "second") as second:
+    with serving(flightd_bin, store, tmp_path) as second:
         c2 = weft.Client(second.location)
         try:
             again = _same_recipe(c2, recipe)
@@ -449,12 +449,12 @@ def test_timestamp_off_every_frame_is_refused(wc, truths):
     tr = truths["hevc_open_gop"]
     t = wc.create_project("robots").branch("main").table("moments")
     head = append_clip(t, tr, ["cam"])
-    bad = tr.rows().slice(0, 6)
+    bad = tr.rows().slice(SHORT, 6)  # episode 1's first rows
     ts = bad.column("timestamp").to_pylist()
-    ts[4] += 0.4 / FPS  # between frames 4 and 5
+    ts[4] += 0.4 / FPS  # between two frames
     bad = bad.set_column(1, "timestamp", pa.array(ts, pa.float64()))
     with pytest.raises(weft.InvalidArgument) as ei:
-        t.append(bad, videos={"cam": {0: str(tr.clip.path)}})
+        t.append(bad, videos={"cam": {1: str(tr.clip.path)}})
     msg = str(ei.value)
     assert "row 4" in msg and str(tr.clip.path) in msg, msg
     assert t.num_rows() == tr.n and t.ref.head() == head
