@@ -327,6 +327,19 @@ def parse_window(name: str, arr: pa.Array) -> tuple[np.ndarray, np.ndarray, list
     return segment, pts, segments
 
 
+def window_pictures(name: str, arr: pa.Array) -> list[list[Picture]]:
+    """The decoded pictures ``[B][T]`` of a video window column, before any
+    RGB conversion (planes as the decoder wrote them): each segment decoded
+    once, frames picked by segment and pts as ``VideoDecoder.window`` does.
+    For tests and tools that compare YUV."""
+    segment, pts, segments = parse_window(name, arr)
+    want: dict[int, set[int]] = {}
+    for s, p in zip(segment.ravel().tolist(), pts.ravel().tolist()):
+        want.setdefault(s, set()).add(p)
+    pics = {s: decode_segment(segments[s], w) for s, w in want.items()}
+    return [[pics[s][p] for s, p in zip(srow, prow)] for srow, prow in zip(segment.tolist(), pts.tolist())]
+
+
 class VideoDecoder:
     """Decodes the video windows of steps, each segment once, in ``threads``
     threads (0 or 1: in the calling thread). ``codec_threads`` and
