@@ -10,6 +10,11 @@
 // DoGet of one rank, one record batch per step, with steps that the server
 // sent as several messages reassembled).
 //
+// AppendEpisodes writes robot episodes with video in one commit, as the
+// Python client's Table.append(data, videos=...): it checks the rows and
+// files, uploads the MP4s the project lacks (PutMedia, streamed from the
+// file) and puts the rows with one video column per camera (VideoField).
+//
 // Errors from the server carry their gRPC status (status.FromError works on
 // them) and wrap the matching errdefs kind, so errors.Is(err,
 // errdefs.ErrNotFound) tells a missing table from a bad request.

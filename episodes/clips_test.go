@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/s3test"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -181,9 +182,12 @@ func (c *clip) probe() error {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := s3test.Main(m) // stops the shared MinIO of the benchmarks
 	if rendered.dir != "" {
 		os.RemoveAll(rendered.dir)
+	}
+	if benchClips.dir != "" {
+		os.RemoveAll(benchClips.dir)
 	}
 	os.Exit(code)
 }
