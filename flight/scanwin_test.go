@@ -214,7 +214,7 @@ func TestWindowedScan(t *testing.T) {
 
 	t.Run("plain scan unchanged", func(t *testing.T) {
 		info := e.info(cmdDesc(mustJSON(t, client.Command{Scan: &client.ScanRequest{Project: "p", Ref: "main", Table: "t"}})))
-		require.JSONEq(t, fmt.Sprintf(`{"commit":%q}`, plan.Commit), string(info.AppMetadata))
+		require.Equal(t, fmt.Sprintf(`{"commit":%q}`, plan.Commit), string(info.AppMetadata), "byte for byte")
 		require.Equal(t, seq(0, n), e.scanX(info))
 	})
 
