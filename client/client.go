@@ -292,6 +292,10 @@ type ScanPlan struct {
 	Schema    *arrow.Schema
 	Rows      int64
 	Endpoints []Endpoint
+	// Windowed scans only (ScanRequest.Windows): the canonical windows and
+	// the most rows of one step; read the endpoints with ReadScanSteps.
+	Windows  map[string]Window
+	StepRows int
 }
 
 // Scan plans a scan of a table at a ref (pinning the ref's commit now).
@@ -305,7 +309,7 @@ func (c *Client) Scan(ctx context.Context, req ScanRequest) (*ScanPlan, error) {
 	if err := json.Unmarshal(info.AppMetadata, &meta); err != nil {
 		return nil, fmt.Errorf("%w: scan app_metadata: %w", ErrBadResponse, err)
 	}
-	plan.Commit = meta.Commit
+	plan.Commit, plan.Windows, plan.StepRows = meta.Commit, meta.Windows, meta.StepRows
 	if plan.Schema, err = arrowflight.DeserializeSchema(info.Schema, c.mem); err != nil {
 		return nil, fmt.Errorf("%w: scan schema: %w", ErrBadResponse, err)
 	}

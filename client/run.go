@@ -107,14 +107,28 @@ func (c *Client) ReadRank(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step,
 // consumer that copies rows into its own buffers anyway (a tensor per
 // column) should read this way.
 func (c *Client) ReadRankParts(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step, error] {
-	return c.readRank(ctx, ep, false)
+	return c.readSteps(ctx, ep.Ticket, false)
+}
+
+// ReadScanSteps streams the steps of an endpoint of a windowed scan
+// (ScanRequest.Windows) in row order, one Step per step (Run empty, Step
+// counting the endpoint's steps from 0), joined as ReadRank joins them:
+// a step's video window columns refer to segments by step-wide index, so
+// decode them per step, not per message. Stopping the loop cancels the
+// stream.
+func (c *Client) ReadScanSteps(ctx context.Context, ep Endpoint) iter.Seq2[*Step, error] {
+	return c.readSteps(ctx, ep.Ticket, true)
 }
 
 func (c *Client) readRank(ctx context.Context, ep RankEndpoint, join bool) iter.Seq2[*Step, error] {
+	return c.readSteps(ctx, ep.Ticket, join)
+}
+
+func (c *Client) readSteps(ctx context.Context, ticket []byte, join bool) iter.Seq2[*Step, error] {
 	return func(yield func(*Step, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		r, err := c.doGet(ctx, ep.Ticket)
+		r, err := c.doGet(ctx, ticket)
 		if err != nil {
 			yield(nil, err)
 			return

@@ -136,8 +136,15 @@ type ScanRequest struct {
 	// Ref is a branch, a commit id or a unique prefix of 8+ hex digits.
 	Ref   string `json:"ref"`
 	Table string `json:"table"`
-	// Columns nil means every column, in table order.
+	// Columns nil means every column, in table order (with Windows:
+	// every column that Windows does not name).
 	Columns []string `json:"columns,omitempty"`
+	// Windows, when not empty, makes a windowed scan (docs/flight.md,
+	// "Windowed scans"): the same map of output key to Window as a recipe
+	// component's; each batch then carries the columns of consecutive
+	// rows, each window's output columns for those rows (as a run sends
+	// them) and _row. Nil: a plain scan.
+	Windows map[string]Window `json:"windows,omitempty"`
 }
 
 // Validate checks the required fields.
@@ -153,6 +160,12 @@ func (r *ScanRequest) Validate() error {
 // ScanMetadata is the app_metadata of a scan's FlightInfo.
 type ScanMetadata struct {
 	Commit string `json:"commit"`
+	// Windows (windowed scans only) are the scan's windows in their
+	// canonical form, and StepRows the most rows of one step: each
+	// endpoint streams its rows as steps of StepRows rows (its last one
+	// fewer), each step one message or several (StepMetadata).
+	Windows  map[string]Window `json:"windows,omitempty"`
+	StepRows int               `json:"step_rows,omitempty"`
 }
 
 // Recipe is what a trainer asks for: components with weights, a seed and a
@@ -364,7 +377,7 @@ type Command struct {
 }
 
 // Commands describes every command, for error messages.
-const Commands = `{"scan": {"project","ref","table","columns"?}}, ` + RunCommands
+const Commands = `{"scan": {"project","ref","table","columns"?,"windows"?}}, ` + RunCommands
 
 // Validate checks that the command is a scan or a run command, not both.
 func (c *Command) Validate() error {
@@ -418,7 +431,9 @@ type RankMetadata struct {
 	EndStep   int64  `json:"end_step"`
 }
 
-// StepMetadata is the app_metadata of each message of a rank stream.
+// StepMetadata is the app_metadata of each message of a rank stream, and
+// of a windowed scan's stream (without Run; Step counts the endpoint's
+// steps from 0).
 //
 // A step is one message ({"run","step"}) or several: then every message
 // of the step carries "part" (0, 1, … in order) and "parts" (their
@@ -434,6 +449,18 @@ type StepMetadata struct {
 // MarshalJSON writes {"run","step"} for a one-message step and
 // {"run","step","part","parts"} for a part of a longer one.
 func (m StepMetadata) MarshalJSON() ([]byte, error) {
+	if m.Run == "" { // a windowed scan's step
+		if m.Parts == 0 {
+			return json.Marshal(struct {
+				Step int64 `json:"step"`
+			}{m.Step})
+		}
+		return json.Marshal(struct {
+			Step  int64 `json:"step"`
+			Part  int   `json:"part"`
+			Parts int   `json:"parts"`
+		}{m.Step, m.Part, m.Parts})
+	}
 	if m.Parts == 0 {
 		return json.Marshal(struct {
 			Run  string `json:"run"`

@@ -26,6 +26,10 @@
 //   - DoGet streams a scan ticket's rows, sliced into record batches of at
 //     most Options.BatchBytes (when single rows allow), so that clients with
 //     gRPC's default 4 MiB message limit can read any scan.
+//   - A scan command with "windows" is a windowed scan (scanwin.go): mix
+//     (Engine.PrepareScan, Scan.Steps) makes the windows' columns as for a
+//     run; endpoints are row ranges with signed tickets that carry the
+//     canonical windows, and DoGet streams steps like a rank stream's.
 //
 // Tickets are opaque to clients: "weft", a format version (2), a kind byte
 // (1 = scan, 2 = rank stream), a JSON payload, and an HMAC-SHA256 signature

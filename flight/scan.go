@@ -12,6 +12,7 @@ import (
 
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -48,31 +49,37 @@ func (s *Service) parseDescriptor(d *arrowflight.FlightDescriptor) (*client.Scan
 	return parseDescriptor(d)
 }
 
-// resolve validates a scan request and pins it to a table version.
-func (s *Service) resolve(ctx context.Context, r *client.ScanRequest) (*tables.Version, *arrow.Schema, error) {
+// resolve validates a scan request and pins it to a table version. A
+// request with windows is a windowed scan: sc is its mix.Scan (and schema
+// its schema); otherwise sc is nil.
+func (s *Service) resolve(ctx context.Context, r *client.ScanRequest) (v *tables.Version, schema *arrow.Schema, sc *mix.Scan, err error) {
 	if err := r.Validate(); err != nil {
-		return nil, nil, kindError{kind: ErrBadRequest, err: fmt.Errorf("scan: %w", err)}
+		return nil, nil, nil, kindError{kind: ErrBadRequest, err: fmt.Errorf("scan: %w", err)}
 	}
 	p, err := parseProject(r.Project)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := allow(ctx, string(p), auth.Read); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	t, err := versions.ParseTableName(r.Table)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	v, err := s.tables.Table(ctx, p, r.Ref, t)
-	if err != nil {
-		return nil, nil, err
+	if v, err = s.tables.Table(ctx, p, r.Ref, t); err != nil {
+		return nil, nil, nil, err
 	}
-	schema, err := v.Projection(r.Columns)
-	if err != nil {
-		return nil, nil, err
+	if len(r.Windows) > 0 {
+		if sc, err = s.mix.PrepareScan(ctx, v, r.Columns, r.Windows); err != nil {
+			return nil, nil, nil, err
+		}
+		return v, sc.Schema(), sc, nil
 	}
-	return v, schema, nil
+	if schema, err = v.Projection(r.Columns); err != nil {
+		return nil, nil, nil, err
+	}
+	return v, schema, nil, nil
 }
 
 // GetSchema returns the (projected) schema of a scan.
@@ -89,7 +96,7 @@ func (s *Service) GetSchema(ctx context.Context, d *arrowflight.FlightDescriptor
 			}
 			return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(run.Schema(), s.mem)}, nil
 		}
-		_, schema, err := s.resolve(ctx, req)
+		_, schema, _, err := s.resolve(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -110,9 +117,12 @@ func (s *Service) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescri
 		if mreq != nil {
 			return s.runInfo(ctx, d, mreq)
 		}
-		v, schema, err := s.resolve(ctx, req)
+		v, schema, sc, err := s.resolve(ctx, req)
 		if err != nil {
 			return nil, err
+		}
+		if sc != nil {
+			return s.windowScanInfo(ctx, d, sc)
 		}
 		return s.flightInfo(ctx, d, v, schema, req.Columns)
 	}()
@@ -275,6 +285,15 @@ func (s *Service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_
 				}
 			}
 			return s.doGetRank(ctx, rt, stream)
+		case kindWindowScan:
+			wt, err := decodeWindowScanTicket(payload)
+			if err != nil {
+				return err
+			}
+			if err := allow(ctx, string(wt.Project), auth.Read); err != nil {
+				return err
+			}
+			return s.doGetWindowScan(ctx, wt, stream)
 		}
 		return fmt.Errorf("%w: unknown ticket kind %d", ErrBadTicket, kind)
 	}()

@@ -32,6 +32,8 @@ type ticketKind byte
 const (
 	kindScan ticketKind = 1 // a range of row groups of a table version
 	kindRank ticketKind = 2 // one rank's steps of a run
+	// kindWindowScan: a row range of a windowed scan of a table version.
+	kindWindowScan ticketKind = 3
 )
 
 // scanTicket names a range of blocks of a pinned table version.
@@ -90,6 +92,8 @@ func requiredTicketFields(kind ticketKind) (string, []string) {
 		return "scan", []string{"p", "c", "t", "b0", "b1", "n"}
 	case kindRank:
 		return "rank", []string{"run", "p", "r", "w", "s0", "s1"}
+	case kindWindowScan:
+		return "windowed scan", []string{"p", "c", "t", "w", "r0", "r1", "k"}
 	}
 	return "", nil
 }

@@ -70,6 +70,20 @@
 // per component. The shuffle window's default and the block layout count
 // only the recipe's columns.
 //
+// # Windowed scans
+//
+// Engine.PrepareScan is a run's materialization without a run: for one
+// pinned table version, a column list and windows, it checks and
+// canonicalizes the windows as Prepare does (the kinds of Options.Kinds,
+// Canonicalizer, Kind.New against the version), lays out the columns'
+// blocks and makes the materializers, as for a run with that one
+// component. Scan.Steps streams a row range [lo, hi) through them as steps
+// of at most N rows, the samples of a step being {Component: 0, Row: r}
+// for consecutive r, with the same prefetching, cancellation and release
+// as a rank stream (the two share one pipeline). A scan's batches are the
+// materializers' fields and _row; there is no _component and no run
+// record: nothing is stored.
+//
 // # Blocks
 //
 // The sampler shuffles blocks, consecutive row ranges, and rows within a

@@ -59,23 +59,12 @@ type Canonicalizer interface {
 func (e *Engine) canonicalWindows(r *Recipe, windows []map[string]Window) error {
 	for i, ws := range windows {
 		for key, w := range ws {
-			c, ok := e.registry[w.Kind].(Canonicalizer)
-			if !ok {
+			if _, ok := e.registry[w.Kind].(Canonicalizer); !ok {
 				continue
 			}
-			spec := w.Spec
-			if len(spec) == 0 {
-				spec = json.RawMessage("{}")
-			}
-			out, err := c.Canonical(spec)
+			cw, err := e.canonicalWindow(w)
 			if err != nil {
 				return fmt.Errorf("component %d (%s/%s): window %q (kind %q): %w", i, r.Components[i].Project, r.Components[i].Table, key, w.Kind, err)
-			}
-			// Through client.Window's JSON, so the stored spec is what
-			// decoding a record gives back.
-			cw, err := canonicalWindow(Window{Kind: w.Kind, Spec: out})
-			if err != nil {
-				return fmt.Errorf("%w: component %d: window %q: %w", ErrBadWindow, i, key, err)
 			}
 			ws[key] = cw
 		}

@@ -42,51 +42,73 @@ func (e *Engine) Steps(ctx context.Context, run *Run, rank, world int, start, en
 			yield(Step{}, err)
 			return
 		}
-		ctx, cancel := context.WithCancel(ctx)
-		s := &stream{e: e, run: run, rank: rank, world: world, loads: newLoads(e.opts.ReadAhead)}
-		planned := make(chan *plannedStep, e.opts.Prefetch)
-		built := make(chan builtStep, 1)
-		var wg sync.WaitGroup
-		wg.Go(func() { s.planner(ctx, start, end, planned) })
-		wg.Go(func() { s.builder(ctx, cancel, planned, built) })
-		defer func() {
-			cancel()
-			for b := range built {
-				if b.rec != nil {
-					b.rec.Release()
-				}
-			}
-			wg.Wait()
-			s.loads.wait()
-		}()
-		next := start
-		for b := range built {
-			if b.err != nil {
-				yield(Step{}, b.err)
-				return
-			}
-			next++
-			if !yield(Step{Step: b.step, Batch: b.rec}, nil) {
-				return
-			}
+		s := &stream{
+			e: e, mats: run.mats, schema: run.schema, component: true,
+			name: "rank stream of run " + run.ID().Short(),
+			samples: func(step int64, buf []sampler.Sample) ([]sampler.Sample, error) {
+				return run.plan.RankSlice(step, rank, world, buf)
+			},
 		}
-		if next < end {
-			err := ctx.Err()
-			if err == nil {
-				err = fmt.Errorf("rank stream of run %s stopped at step %d", run.ID().Short(), next)
-			}
-			yield(Step{}, err)
-		}
+		s.serve(ctx, start, end, yield)
 	}
 }
 
-// stream is the state of one rank stream.
+// serve runs s's steps [start, end) through yield: the planner starts
+// each step's materializers up to Options.Prefetch steps ahead of the
+// builder. It returns when yield stops, the steps end or one fails, having
+// released everything the stream held.
+func (s *stream) serve(ctx context.Context, start, end int64, yield func(Step, error) bool) {
+	e := s.e
+	s.loads = newLoads(e.opts.ReadAhead)
+	ctx, cancel := context.WithCancel(ctx)
+	planned := make(chan *plannedStep, e.opts.Prefetch)
+	built := make(chan builtStep, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.planner(ctx, start, end, planned) })
+	wg.Go(func() { s.builder(ctx, cancel, planned, built) })
+	defer func() {
+		cancel()
+		for b := range built {
+			if b.rec != nil {
+				b.rec.Release()
+			}
+		}
+		wg.Wait()
+		s.loads.wait()
+	}()
+	next := start
+	for b := range built {
+		if b.err != nil {
+			yield(Step{}, b.err)
+			return
+		}
+		next++
+		if !yield(Step{Step: b.step, Batch: b.rec}, nil) {
+			return
+		}
+	}
+	if next < end {
+		err := ctx.Err()
+		if err == nil {
+			err = fmt.Errorf("%s stopped at step %d", s.name, next)
+		}
+		yield(Step{}, err)
+	}
+}
+
+// stream is the state of one stream of steps: a rank stream of a run, or
+// a windowed scan's row range.
 type stream struct {
-	e     *Engine
-	run   *Run
-	rank  int
-	world int
-	loads *Loads // the stream's background reads
+	e      *Engine
+	name   string // for messages
+	mats   []Materializer
+	schema *arrow.Schema // the materializers' fields, then [_component,] _row
+	// samples returns the samples of a step in position order (appended to
+	// buf[:0]).
+	samples func(step int64, buf []sampler.Sample) ([]sampler.Sample, error)
+	// component: the batches carry _component (runs) before _row.
+	component bool
+	loads     *Loads // the stream's background reads
 }
 
 // plannedStep is a step whose samples are known and whose materializers
@@ -137,7 +159,7 @@ func (s *stream) planner(ctx context.Context, start, end int64, out chan<- *plan
 
 func (s *stream) plan(ctx context.Context, step int64, samples []sampler.Sample) (*plannedStep, []sampler.Sample) {
 	ps := &plannedStep{step: step}
-	samples, err := s.run.plan.RankSlice(step, s.rank, s.world, samples)
+	samples, err := s.samples(step, samples)
 	if err != nil {
 		ps.err = err
 		return ps, samples
@@ -146,8 +168,8 @@ func (s *stream) plan(ctx context.Context, step int64, samples []sampler.Sample)
 	for t, smp := range samples {
 		ps.comps[t], ps.rows[t] = smp.Component, smp.Row
 	}
-	ps.pending = make([]Pending, len(s.run.mats))
-	for i, m := range s.run.mats {
+	ps.pending = make([]Pending, len(s.mats))
+	for i, m := range s.mats {
 		ps.pending[i] = m.Prefetch(ctx, s.loads, samples)
 	}
 	return ps, samples
@@ -191,10 +213,10 @@ func (s *stream) builder(ctx context.Context, cancel context.CancelFunc, in <-ch
 }
 
 // build has each materializer build its columns of the step, in schema
-// order, and appends _component and _row.
+// order, and appends _component (runs only) and _row.
 func (s *stream) build(ctx context.Context, ps *plannedStep) (arrow.RecordBatch, error) {
 	n := len(ps.comps)
-	cols := make([]arrow.Array, 0, s.run.schema.NumFields())
+	cols := make([]arrow.Array, 0, s.schema.NumFields())
 	defer func() {
 		for _, c := range cols {
 			c.Release()
@@ -206,23 +228,25 @@ func (s *stream) build(ctx context.Context, ps *plannedStep) (arrow.RecordBatch,
 		if err != nil {
 			return nil, err
 		}
-		if want := len(s.run.mats[i].Fields()); len(arrs) != want {
+		if want := len(s.mats[i].Fields()); len(arrs) != want {
 			return nil, fmt.Errorf("materializer %d made %d columns, not %d", i, len(arrs), want)
 		}
 		for k, a := range arrs {
-			f := s.run.mats[i].Fields()[k]
+			f := s.mats[i].Fields()[k]
 			if a.Len() != n || !arrow.TypeEqual(a.DataType(), f.Type) {
 				return nil, fmt.Errorf("materializer %d made %d rows of %s for column %q (%s), for %d samples", i, a.Len(), a.DataType(), f.Name, f.Type, n)
 			}
 		}
 	}
-	cb := array.NewInt32Builder(s.e.mem)
-	cb.AppendValues(ps.comps, nil)
-	cols = append(cols, cb.NewArray())
-	cb.Release()
+	if s.component {
+		cb := array.NewInt32Builder(s.e.mem)
+		cb.AppendValues(ps.comps, nil)
+		cols = append(cols, cb.NewArray())
+		cb.Release()
+	}
 	rb := array.NewInt64Builder(s.e.mem)
 	rb.AppendValues(ps.rows, nil)
 	cols = append(cols, rb.NewArray())
 	rb.Release()
-	return array.NewRecordBatch(s.run.schema, cols, int64(n)), nil
+	return array.NewRecordBatch(s.schema, cols, int64(n)), nil
 }

@@ -517,11 +517,26 @@ class Table:
                     break
         return out
 
-    def scan_request(self, columns: Optional[Sequence[str]] = None) -> "ScanRequest":
+    def scan_request(self, columns: Optional[Sequence[str]] = None, windows: Any = None) -> "ScanRequest":
         """A scan of the table at the ref, with ``columns`` in that order
-        (all when None): pass it to ``weft.ScanDataset`` or ``.read()`` it."""
+        (all when None): pass it to ``weft.ScanDataset`` or ``.read()`` it.
+
+        ``windows`` (``weft.Windows({key: weft.Video(...) | weft.Rows(...)})``
+        or a plain dict of them) makes a windowed scan: every row, in order,
+        also gets each window's columns exactly as a run with those windows
+        sends them (``K`` and ``K_is_pad``), and ``_row``; ``columns`` then
+        defaults to the columns no window names (docs/python.md, "Windowed
+        scans")."""
+        if windows is not None:
+            from ._recipe import Windows
+
+            if not isinstance(windows, Windows):
+                if not isinstance(windows, Mapping):
+                    raise InvalidArgument(f"scan_request: windows is a {type(windows).__name__}; "
+                                          "give weft.Windows({key: weft.Video(...) | weft.Rows(...)})")
+                windows = Windows(windows)
         return ScanRequest(self.client, self.project, self.ref.name, self.name,
-                           None if columns is None else list(columns))
+                           None if columns is None else list(columns), windows)
 
     def read(self, columns: Optional[Sequence[str]] = None) -> pa.Table:
         """The whole table at the ref as one pyarrow Table, rows in ordinal order."""
@@ -530,12 +545,16 @@ class Table:
 
 @dataclass(frozen=True)
 class ScanPlan:
-    """A scan pinned to a commit: its schema, rows and endpoint tickets."""
+    """A scan pinned to a commit: its schema, rows and endpoint tickets; for
+    a windowed scan also its canonical windows and the most rows of one of
+    its steps."""
 
     commit: str
     schema: pa.Schema
     total_records: int
     tickets: tuple[bytes, ...]
+    windows: Optional[dict[str, Any]] = None
+    step_rows: int = 0
 
 
 @dataclass
@@ -547,21 +566,31 @@ class ScanRequest:
     ref: str
     table: str
     columns: Optional[list[str]] = None
+    windows: Any = None  # weft.Windows, or None: a plain scan
 
     def command(self) -> dict[str, Any]:
         scan: dict[str, Any] = {"project": self.project, "ref": self.ref, "table": self.table}
         if self.columns is not None:
             scan["columns"] = self.columns
+        if self.windows is not None:
+            scan["windows"] = self.windows.to_json()
         return {"scan": scan}
 
     def plan(self) -> ScanPlan:
         """Plans the scan now: pins the ref's current commit."""
         info = self.client.command_info(self.command(), f"scan of table {self.table!r}")
-        commit = json.loads(info.app_metadata)["commit"] if info.app_metadata else ""
-        return ScanPlan(commit, info.schema, info.total_records, tuple(ep.ticket.ticket for ep in info.endpoints))
+        meta = json.loads(info.app_metadata) if info.app_metadata else {}
+        return ScanPlan(meta.get("commit", ""), info.schema, info.total_records,
+                        tuple(ep.ticket.ticket for ep in info.endpoints), meta.get("windows"), meta.get("step_rows", 0))
 
     def read(self) -> pa.Table:
+        """The scan as one pyarrow Table, rows in ordinal order. A windowed
+        scan's table has one chunk per step (``to_batches()``): a video
+        window column refers to its step's segments, so decode it per chunk
+        (or iterate ``weft.ScanDataset``, which does)."""
         plan = self.plan()
+        if self.windows is not None:
+            return pa.Table.from_batches(list(scan_steps(self.client, plan.tickets)), schema=plan.schema)
         tables = [read_ticket(self.client, t) for t in plan.tickets]
         return pa.concat_tables(tables) if tables else plan.schema.empty_table()
 
@@ -594,6 +623,74 @@ def scan_batches(client: Client, tickets: Sequence[bytes]) -> Iterator[pa.Record
                     yield chunk.data
         except FLIGHT_ERRORS as e:
             reraise(e, client.uri, "DoGet")
+
+
+def scan_chunks(client: Client, tickets: Sequence[bytes]) -> Iterator[tuple[pa.RecordBatch, Optional[bytes]]]:
+    """(batch, app_metadata or None) of every message of the tickets'
+    streams, in order. In a process forked after gRPC was used (a
+    DataLoader worker), through a relay."""
+    if forked_after_grpc():
+        from ._relay import relay_chunks
+
+        yield from relay_chunks(client.connection, tickets)
+        return
+    for ticket in tickets:
+        try:
+            with client.session() as flight:
+                reader = flight.do_get(fl.Ticket(ticket), client._options())
+                while True:
+                    try:
+                        chunk = reader.read_chunk()
+                    except StopIteration:
+                        break
+                    yield chunk.data, (chunk.app_metadata.to_pybytes() if chunk.app_metadata else None)
+        except FLIGHT_ERRORS as e:
+            reraise(e, client.uri, "DoGet")
+
+
+def join_steps(chunks: Iterable[tuple[pa.RecordBatch, Optional[bytes]]],
+               first: Optional[int] = None) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """(step, batch) of a stream of steps: a message with app_metadata
+    ``{…,"step"}`` is a step, messages with ``{…,"step","part","parts"}``
+    (parts 0..parts-1 in order) are joined into one (docs/flight.md, "Steps
+    in several messages"). With ``first``, steps must come in order from
+    it (a rank stream); without, any step number may follow (the streams of
+    a windowed scan's endpoints, one after another)."""
+    expect = first
+    parts: list[pa.RecordBatch] = []
+    for data, raw in chunks:
+        meta = json.loads(raw) if raw else {}
+        step = meta.get("step", expect)
+        if parts and step != expect:
+            raise WeftError(f"step {expect} ended after {len(parts)} parts, before its last")
+        if first is not None and step != expect:
+            raise WeftError(f"the server sent step {step} where step {expect} was due")
+        nparts = meta.get("parts")
+        if nparts is None:
+            if parts:
+                raise WeftError(f"step {step} ended after {len(parts)} parts, before its last")
+            expect = None if step is None else step + 1
+            yield step, data
+            continue
+        if meta.get("part") != len(parts) or not 0 < nparts:
+            raise WeftError(f"step {step}: got part {meta.get('part')} of {nparts} where part {len(parts)} was due")
+        expect = step
+        parts.append(data)
+        if len(parts) < nparts:
+            continue
+        batch = parts[0] if len(parts) == 1 else pa.concat_batches(parts)
+        parts = []
+        expect = step + 1
+        yield step, batch
+    if parts:
+        raise WeftError(f"the stream ended inside step {expect} (after {len(parts)} parts)")
+
+
+def scan_steps(client: Client, tickets: Sequence[bytes]) -> Iterator[pa.RecordBatch]:
+    """The steps of a windowed scan's tickets, in row order, each joined
+    from its messages into one batch."""
+    for _, batch in join_steps(scan_chunks(client, tickets)):
+        yield batch
 
 
 def _batches(data: Data) -> Iterator[pa.RecordBatch]:

@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 import pyarrow as pa
 
@@ -28,9 +28,21 @@ if TYPE_CHECKING:
     from ._client import Connection
 
 
+# The custom metadata key that carries a message's Flight app_metadata
+# through the relay's IPC stream.
+_APP_METADATA = b"weft.app_metadata"
+
+
 def relay_batches(conn: "Connection", tickets: Sequence[bytes]) -> Iterator[pa.RecordBatch]:
     """The batches of ``tickets`` read by a fresh relay process connected
     as ``conn`` (uri, token, TLS settings)."""
+    for batch, _ in relay_chunks(conn, tickets):
+        yield batch
+
+
+def relay_chunks(conn: "Connection", tickets: Sequence[bytes]) -> Iterator[tuple[pa.RecordBatch, Optional[bytes]]]:
+    """(batch, app_metadata or None) of every message of ``tickets``, read
+    by a fresh relay process connected as ``conn``."""
     uri = conn.uri
     if not tickets:
         return
@@ -46,7 +58,12 @@ def relay_batches(conn: "Connection", tickets: Sequence[bytes]) -> Iterator[pa.R
         proc.stdin.close()
         try:
             reader = pa.ipc.open_stream(proc.stdout)
-            yield from reader
+            while True:
+                try:
+                    batch, custom = reader.read_next_batch_with_custom_metadata()
+                except StopIteration:
+                    break
+                yield batch, (custom.get(_APP_METADATA) if custom is not None else None)
         except pa.ArrowInvalid:
             pass  # no stream: the relay failed before writing one; its stderr says why
         err = proc.stderr.read()
@@ -91,7 +108,8 @@ def main() -> int:
             if writer is None:
                 writer = pa.ipc.new_stream(out, reader.schema)
             for chunk in reader:
-                writer.write_batch(chunk.data)
+                meta = {_APP_METADATA: chunk.app_metadata.to_pybytes()} if chunk.app_metadata else None
+                writer.write_batch(chunk.data, custom_metadata=meta)
         if writer is not None:
             writer.close()
         out.flush()

@@ -18,7 +18,7 @@ import pyarrow.flight as fl
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from ._client import Client, ScanRequest, scan_batches
+from ._client import Client, ScanRequest, join_steps, scan_batches, scan_steps
 from ._convert import convert, pin, to_device, to_tensors
 from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
 from ._recipe import Recipe, World, resolve_world
@@ -40,15 +40,25 @@ class ScanDataset(IterableDataset):
     commit between ranks' planning, pin it (``project.commit(id)``).
     A table has one endpoint per ``--scan-endpoint-size`` of Parquet (128 MiB
     by default), so a small table may leave some readers without rows.
+
+    A windowed scan (``table.scan_request(columns, windows=weft.Windows(...))``)
+    yields the same rows, each with its windows as a ``TrainLoader`` gives
+    them for that row: ``K`` and ``K_is_pad`` per window key (video windows
+    as ``uint8 [B, T, H, W, 3]`` RGB, decoded in ``decode_threads`` threads:
+    default one per CPU) and ``_row`` (int64, the row ordinal).
     """
 
     def __init__(self, scan: ScanRequest, batch_size: int = 1024, *, world: Optional[World] = None,
-                 drop_last: bool = False):
+                 drop_last: bool = False, decode_threads: Optional[int] = None):
         if not isinstance(scan, ScanRequest):
             raise InvalidArgument(f"ScanDataset: scan is a {type(scan).__name__}; give table.scan_request(columns)")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidArgument(f"ScanDataset: batch_size {batch_size!r} must be a positive integer")
+        if decode_threads is not None and (isinstance(decode_threads, bool) or not isinstance(decode_threads, int)
+                                           or decode_threads < 1):
+            raise InvalidArgument(f"ScanDataset: decode_threads {decode_threads!r} must be an integer ≥ 1 (or None)")
         self.scan, self.batch_size, self.drop_last = scan, batch_size, drop_last
+        self.decode_threads = decode_threads
         self.world = resolve_world(world)
         self.plan = scan.plan()
 
@@ -69,6 +79,9 @@ class ScanDataset(IterableDataset):
         return [t for i, t in enumerate(self.plan.tickets) if i % readers == me]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self.scan.windows is not None:
+            yield from self._windowed()
+            return
         client = self.scan.client
         pending: Optional[pa.Table] = None  # rows read but not yet yielded (zero-copy slices)
         for batch in scan_batches(client, self.tickets()):
@@ -83,6 +96,42 @@ class ScanDataset(IterableDataset):
             pending = pending.slice(offset)
         if pending is not None and pending.num_rows and not self.drop_last:
             yield to_tensors(pending)
+
+
+    def _windowed(self) -> Iterator[dict[str, Any]]:
+        """A windowed scan's batches: each step is converted whole (its
+        video windows refer to its own segments), then its rows are cut
+        into batches of batch_size, carried over from step to step."""
+        decoder = VideoDecoder(self.decode_threads)
+        try:
+            pending: Optional[dict[str, Any]] = None
+            for step in scan_steps(self.scan.client, self.tickets()):
+                if step.num_rows == 0:
+                    continue
+                tensors = to_tensors(step, decoder)
+                pending = tensors if pending is None else _cat_rows(pending, tensors)
+                n, offset = _num_rows(pending), 0
+                while n - offset >= self.batch_size:
+                    yield _slice_rows(pending, offset, offset + self.batch_size)
+                    offset += self.batch_size
+                pending = _slice_rows(pending, offset, n) if offset < n else None
+            if pending is not None and not self.drop_last:
+                yield pending
+        finally:
+            decoder.close()
+
+
+def _num_rows(batch: dict[str, Any]) -> int:
+    return len(next(iter(batch.values())))
+
+
+def _cat_rows(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The rows of a, then those of b: tensors joined on dim 0, lists added."""
+    return {k: torch.cat([v, b[k]]) if isinstance(v, torch.Tensor) else list(v) + list(b[k]) for k, v in a.items()}
+
+
+def _slice_rows(batch: dict[str, Any], lo: int, hi: int) -> dict[str, Any]:
+    return {k: v[lo:hi] for k, v in batch.items()}
 
 
 def _apply(fn: Callable[[pa.RecordBatch], Any], batch: pa.RecordBatch) -> Any:
@@ -315,35 +364,16 @@ def read_steps(reader: fl.FlightStreamReader, first: int) -> Iterator[tuple[int,
     A step is one message with app_metadata ``{"run","step"}``, or several
     with ``{"run","step","part","parts"}`` (parts 0..parts-1 in order): those
     are joined into one batch (docs/flight.md, "Steps in several messages")."""
-    expect = first
-    parts: list[pa.RecordBatch] = []
+    return join_steps(_reader_chunks(reader), first)
+
+
+def _reader_chunks(reader: fl.FlightStreamReader) -> Iterator[tuple[pa.RecordBatch, Optional[bytes]]]:
     while True:
         try:
             chunk = reader.read_chunk()
         except StopIteration:
-            break
-        meta = json.loads(chunk.app_metadata.to_pybytes()) if chunk.app_metadata else {}
-        step = meta.get("step", expect)
-        if step != expect:
-            raise WeftError(f"the server sent step {step} where step {expect} was due")
-        nparts = meta.get("parts")
-        if nparts is None:
-            if parts:
-                raise WeftError(f"step {step} ended after {len(parts)} parts, before its last")
-            expect += 1
-            yield step, chunk.data
-            continue
-        if meta.get("part") != len(parts) or not 0 < nparts:
-            raise WeftError(f"step {step}: got part {meta.get('part')} of {nparts} where part {len(parts)} was due")
-        parts.append(chunk.data)
-        if len(parts) < nparts:
-            continue
-        batch = parts[0] if len(parts) == 1 else pa.concat_batches(parts)
-        parts = []
-        expect += 1
-        yield step, batch
-    if parts:
-        raise WeftError(f"the stream ended inside step {expect} (after {len(parts)} parts)")
+            return
+        yield chunk.data, (chunk.app_metadata.to_pybytes() if chunk.app_metadata else None)
 
 
 class _Prefetcher:
