@@ -6,7 +6,6 @@ state, map workers, errors, and a restarted server mid-stream."""
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 from collections import Counter

@@ -7,7 +7,6 @@ idempotency key."""
 import json
 import subprocess
 
-import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 from torch.utils.data import DataLoader

@@ -9,7 +9,6 @@ import sys
 import threading
 import time
 
-import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 

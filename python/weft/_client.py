@@ -660,7 +660,10 @@ def join_steps(chunks: Iterable[tuple[pa.RecordBatch, Optional[bytes]]],
     parts: list[pa.RecordBatch] = []
     for data, raw in chunks:
         meta = json.loads(raw) if raw else {}
-        step = meta.get("step", expect)
+        got = meta.get("step", expect)
+        if not isinstance(got, int) or isinstance(got, bool):
+            raise WeftError(f"a message of the stream has no step number (app_metadata {raw!r})")
+        step: int = got
         if parts and step != expect:
             raise WeftError(f"step {expect} ended after {len(parts)} parts, before its last")
         if first is not None and step != expect:
@@ -669,7 +672,7 @@ def join_steps(chunks: Iterable[tuple[pa.RecordBatch, Optional[bytes]]],
         if nparts is None:
             if parts:
                 raise WeftError(f"step {step} ended after {len(parts)} parts, before its last")
-            expect = None if step is None else step + 1
+            expect = step + 1
             yield step, data
             continue
         if meta.get("part") != len(parts) or not 0 < nparts:
