@@ -13,10 +13,17 @@ decodes all its frames in order, once per mode:
 - single: thread_count = 1 (one decoding thread);
 - auto: thread_type AUTO (frame + slice threads), thread_count 0.
 
-and reports, for decode alone and for decode + ``to_ndarray(format="rgb24")``
-(what a trainer needs): frames/s of wall time and frames per CPU-second
+and reports, for decode alone, for decode + ``frame.to_ndarray(format="rgb24")``
+(what a trainer needs) and for decode + the same conversion through one
+``VideoReformatter`` shared by the clip's frames (rgb24-shared): frames/s
+of wall time and frames per CPU-second
 (process CPU time of all threads), i.e. frames/s per core. Every file is
 read once before timing, so the page cache holds it.
+
+Found with it (2026-11-30): in av 18.1.0, ``to_ndarray(format="rgb24")``
+on each new decoded frame builds a new swscale context per frame, 2-3x
+the cost of a shared ``VideoReformatter``; av 15.1.0 does not have this
+cost. A decoder should keep one reformatter per stream.
 """
 
 from __future__ import annotations
@@ -39,7 +46,9 @@ def clips(root: Path) -> list[Path]:
     return sorted((root / "weft").glob("ep_*.mp4"))
 
 
-def decode(paths: list[Path], mode: str, rgb: bool) -> tuple[int, float, float]:
+def decode(paths: list[Path], mode: str, rgb: str) -> tuple[int, float, float]:
+    from av.video.reformatter import VideoReformatter
+
     n = 0
     w0, c0 = time.perf_counter(), time.process_time()
     for p in paths:
@@ -49,9 +58,12 @@ def decode(paths: list[Path], mode: str, rgb: bool) -> tuple[int, float, float]:
                 s.codec_context.thread_count = 1
             elif mode == "auto":
                 s.thread_type = "AUTO"
+            shared = VideoReformatter()
             for frame in c.decode(s):
-                if rgb:
+                if rgb == "rgb24":
                     frame.to_ndarray(format="rgb24")
+                elif rgb == "rgb24-shared":
+                    shared.reformat(frame, format="rgb24").to_ndarray()
                 n += 1
     return n, time.perf_counter() - w0, time.process_time() - c0
 
@@ -89,7 +101,7 @@ def main() -> int:
             p.read_bytes()
         with av.open(str(paths[0])) as c:
             codec = c.streams.video[0].codec_context.name
-        cases = [(m, rgb) for m in a.modes.split(",") for rgb in (False, True)]
+        cases = [(m, rgb) for m in a.modes.split(",") for rgb in ("", "rgb24", "rgb24-shared")]
         for mode, rgb in cases:
             best = None
             for _ in range(a.repeat):
@@ -98,7 +110,7 @@ def main() -> int:
                     best = (n, wall, cpu)
             n, wall, cpu = best
             rows.append({"config": config, "decoder": f"{env} {codec}", "mode": mode,
-                         "work": "decode+rgb24" if rgb else "decode", "frames": n,
+                         "work": "decode+" + rgb if rgb else "decode", "frames": n,
                          "fps": round(n / wall), "fps_per_core": round(n / cpu) if cpu else None,
                          "loadavg_1m": round(os.getloadavg()[0], 2)})
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
