@@ -183,11 +183,33 @@ COLUMNS = [("config", "config"), ("T", "T"), ("windows_s", "windows/s"), ("frame
            ("loadavg_1m", "load 1m")]
 
 
-def table(rows: list[dict]) -> str:
-    out = ["| " + " | ".join(h for _, h in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+def table(rows: list[dict], columns=COLUMNS) -> str:
+    out = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        out.append("| " + " | ".join(str(r.get(k, "")) for k, _ in COLUMNS) + " |")
+        out.append("| " + " | ".join(str(r.get(k, "")) for k, _ in columns) + " |")
     return "\n".join(out)
+
+
+def merge(paths: list[str]) -> str:
+    """One row per (config, T) over the runs of several --json files: the best
+    run's columns, the range of windows/s, the median CPU-s/kframe, the runs."""
+    import statistics
+
+    groups: dict[tuple, list[dict]] = {}
+    for p in paths:
+        for r in json.loads(Path(p).read_text())["runs"]:
+            groups.setdefault((r["config"], r["T"]), []).append(r)
+    rows = []
+    for _, rs in groups.items():
+        best = dict(max(rs, key=lambda r: r["windows_s"]))
+        best["range"] = f"{min(r['windows_s'] for r in rs)}–{max(r['windows_s'] for r in rs)}"
+        best["cpu_med"] = round(statistics.median(r["cpu_s_per_kframe"] for r in rs), 3)
+        best["n"] = len(rs)
+        rows.append(best)
+    cols = COLUMNS[:5] + [("range", "windows/s range"), ("peak_rss_mb", "peak RSS MB"), ("peak_pss_mb", "peak PSS MB"),
+                          ("cpu_med", "CPU-s/kframe (median)"), ("decoded_per_delivered", "dec/deliv (model)"),
+                          ("loadavg_1m", "load 1m (best)"), ("n", "runs")]
+    return table(rows, cols)
 
 
 def main() -> int:
@@ -205,8 +227,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="runs per config; the table keeps the best windows/s")
     ap.add_argument("--json", help="write all runs here")
+    ap.add_argument("--merge", nargs="+", metavar="JSON", help="print one table over the runs of these --json files")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # child: CONFIG:T
     a = ap.parse_args()
+    if a.merge:
+        print(merge(a.merge))
+        return 0
     if a.one:
         a.config, t = a.one.split(":")
         a.T = int(t)
@@ -219,7 +245,8 @@ def main() -> int:
             got = []
             for _ in range(a.repeat):
                 cmd = [sys.executable, __file__, "--one", f"{config}:{T}"] + [
-                    x for k, v in vars(a).items() if k not in ("one", "configs", "T", "json", "repeat") and v is not None
+                    x for k, v in vars(a).items()
+                    if k not in ("one", "configs", "T", "json", "repeat", "merge") and v is not None
                     for x in (f"--{k.replace('_', '-')}", str(v))]
                 p = subprocess.run(cmd, capture_output=True, text=True, env=env)
                 line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
