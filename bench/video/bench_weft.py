@@ -7,7 +7,10 @@ makes that do not exist yet: ``Table.append(..., videos=, episode=,
 timestamp=)``, ``weft.Windows``, ``weft.Video``, ``Component(windows=...)``.
 Whoever lands issue 13 runs it and fixes what the real API names
 differently (``--loader-kw`` passes extra TrainLoader arguments, e.g. the
-decode pool's size, without editing the file).
+decode pool's size, without editing the file: the pyvideo branch names it
+``--loader-kw '{"decode_threads": 2}'``). Checked: against a flightd
+without video support it connects, creates the project and stops at
+``Table.append() got an unexpected keyword argument 'videos'``.
 
     go build -o bin/flightd ./cmd/flightd
     bin/flightd serve --addr 127.0.0.1:8815 ...            # fs or MinIO store
