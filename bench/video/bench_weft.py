@@ -122,7 +122,7 @@ def run_one(a, client, table, root: Path, T: int, fd_pid: int | None) -> dict:
     steps = a.warmup + a.max_batches + 1
     recipe = weft.Recipe(seed=a.seed, batch_size=a.batch_size, steps=steps, components=[
         weft.Component(table, windows=weft.Windows({CAM: weft.Video(range(T))}),
-                       columns=["episode_index", "frame_index", "timestamp", "state", "action", CAM])])
+                       columns=["episode_index", "frame_index", "timestamp", "state", "action"])])
     with TreeSampler() as mem, PidPeak(fd_pid) as fd:
         t0 = time.perf_counter()
         loader = weft.TrainLoader(recipe, **json.loads(a.loader_kw))
