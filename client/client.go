@@ -246,6 +246,19 @@ func (c *Client) Put(ctx context.Context, d PutDescriptor, r array.RecordReader)
 		_ = w.Close()
 		return PutResult{}, fmt.Errorf("put %s/%s/%s: read the batches: %w", d.Project, d.Branch, d.Table, err)
 	}
+	var res PutResult
+	if err := finishPut(stream, w, werr, "put", &res); err != nil {
+		return PutResult{}, err
+	}
+	return res, nil
+}
+
+// finishPut closes a DoPut's writer (werr: the first failed write, if
+// any) and reads the server's one PutResult into res. The server's
+// answer, or its error, explains a failed write: it may have closed the
+// stream early, refusing the put or (a media upload of an object it has)
+// answering before the last chunk.
+func finishPut(stream arrowflight.FlightService_DoPutClient, w *arrowflight.Writer, werr error, what string, res any) error {
 	if werr == nil {
 		werr = w.Close()
 	} else {
@@ -254,8 +267,6 @@ func (c *Client) Put(ctx context.Context, d PutDescriptor, r array.RecordReader)
 	if werr == nil {
 		werr = stream.CloseSend()
 	}
-	// The server's answer explains a failed write (it closed the stream).
-	var res PutResult
 	n := 0
 	for {
 		pr, err := stream.Recv()
@@ -263,20 +274,20 @@ func (c *Client) Put(ctx context.Context, d PutDescriptor, r array.RecordReader)
 			break
 		}
 		if err != nil {
-			return PutResult{}, fromWire(err)
+			return fromWire(err)
 		}
 		n++
-		if err := json.Unmarshal(pr.AppMetadata, &res); err != nil {
-			return PutResult{}, fmt.Errorf("%w: put result: %w", ErrBadResponse, err)
+		if err := json.Unmarshal(pr.AppMetadata, res); err != nil {
+			return fmt.Errorf("%w: %s result: %w", ErrBadResponse, what, err)
 		}
 	}
-	if werr != nil {
-		return PutResult{}, fromWire(werr)
+	if n == 1 {
+		return nil
 	}
-	if n != 1 {
-		return PutResult{}, fmt.Errorf("%w: put answered %d results, not 1", ErrBadResponse, n)
+	if werr != nil && !errors.Is(werr, io.EOF) {
+		return fromWire(werr)
 	}
-	return res, nil
+	return fmt.Errorf("%w: %s answered %d results, not 1", ErrBadResponse, what, n)
 }
 
 // Endpoint is one stream of a scan: read it with Read.

@@ -162,36 +162,9 @@ func (c *Client) PutMedia(ctx context.Context, project, name string, r io.Reader
 		_ = w.Close()
 		return MediaPutResult{}, fmt.Errorf("put media %s: read the file: %w", name, rerr)
 	}
-	if werr == nil {
-		werr = w.Close()
-	} else {
-		_ = w.Close()
-	}
-	if werr == nil {
-		werr = stream.CloseSend()
-	}
-	// The server may answer early (the object existed) and close the
-	// stream; its answer explains a failed write.
 	var res MediaPutResult
-	got := 0
-	for {
-		pr, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return MediaPutResult{}, fromWire(err)
-		}
-		got++
-		if err := json.Unmarshal(pr.AppMetadata, &res); err != nil {
-			return MediaPutResult{}, fmt.Errorf("%w: media put result: %w", ErrBadResponse, err)
-		}
+	if err := finishPut(stream, w, werr, "media put", &res); err != nil {
+		return MediaPutResult{}, err
 	}
-	if got == 1 {
-		return res, nil
-	}
-	if werr != nil && !errors.Is(werr, io.EOF) {
-		return MediaPutResult{}, fromWire(werr)
-	}
-	return MediaPutResult{}, fmt.Errorf("%w: media put answered %d results, not 1", ErrBadResponse, got)
+	return res, nil
 }
