@@ -606,23 +606,8 @@ def read_ticket(client: Client, ticket: bytes) -> pa.Table:
 def scan_batches(client: Client, tickets: Sequence[bytes]) -> Iterator[pa.RecordBatch]:
     """The record batches of the tickets' streams, in order. In a process
     forked after gRPC was used (a DataLoader worker), through a relay."""
-    if forked_after_grpc():
-        from ._relay import relay_batches
-
-        yield from relay_batches(client.connection, tickets)
-        return
-    for ticket in tickets:
-        try:
-            with client.session() as flight:
-                reader = flight.do_get(fl.Ticket(ticket), client._options())
-                while True:
-                    try:
-                        chunk = reader.read_chunk()
-                    except StopIteration:
-                        break
-                    yield chunk.data
-        except FLIGHT_ERRORS as e:
-            reraise(e, client.uri, "DoGet")
+    for batch, _ in scan_chunks(client, tickets):
+        yield batch
 
 
 def scan_chunks(client: Client, tickets: Sequence[bytes]) -> Iterator[tuple[pa.RecordBatch, Optional[bytes]]]:

@@ -33,13 +33,6 @@ if TYPE_CHECKING:
 _APP_METADATA = b"weft.app_metadata"
 
 
-def relay_batches(conn: "Connection", tickets: Sequence[bytes]) -> Iterator[pa.RecordBatch]:
-    """The batches of ``tickets`` read by a fresh relay process connected
-    as ``conn`` (uri, token, TLS settings)."""
-    for batch, _ in relay_chunks(conn, tickets):
-        yield batch
-
-
 def relay_chunks(conn: "Connection", tickets: Sequence[bytes]) -> Iterator[tuple[pa.RecordBatch, Optional[bytes]]]:
     """(batch, app_metadata or None) of every message of ``tickets``, read
     by a fresh relay process connected as ``conn``."""
