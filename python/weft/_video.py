@@ -224,8 +224,22 @@ def to_rgb(pics: Sequence[Picture]) -> np.ndarray:
     v = np.stack([p.planes[2] for p in pics])
     sy, sx = -(-h // u.shape[1]), -(-w // u.shape[2])
     out = np.empty((len(pics), h, w, 3), np.uint8)
+    chroma = (np.take(rv, v), np.take(gu, u) + np.take(gv, v), np.take(bu, u))
+    if h == u.shape[1] * sy and w == u.shape[2] * sx:
+        # Each chroma sample broadcast over its sy x sx block of luma: no
+        # replicated copy of the chroma planes.
+        n = len(pics)
+        yb = y.reshape(n, h // sy, sy, w // sx, sx)
+        ob = out.reshape(n, h // sy, sy, w // sx, sx, 3)
+        tmp = np.empty_like(yb)
+        for i, c in enumerate(chroma):
+            np.add(yb, c[:, :, None, :, None], out=tmp)
+            tmp >>= _FRAC
+            np.clip(tmp, 0, 255, out=tmp)
+            ob[..., i] = tmp
+        return out
     tmp = np.empty_like(y)
-    for i, c in enumerate((np.take(rv, v), np.take(gu, u) + np.take(gv, v), np.take(bu, u))):
+    for i, c in enumerate(chroma):
         # Chroma at its own resolution, replicated to the picture's (nearest).
         if sy > 1:
             c = np.repeat(c, sy, axis=1)
