@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -90,7 +91,40 @@ type Index struct {
 // top level and then the whole moov box, wherever it is; it never reads
 // mdat.
 // ctx is checked between reads; r's ReadAt is called from one goroutine.
-func Read(ctx context.Context, r io.ReaderAt, size int64) (*Index, error) {
+//
+// The bytes are hostile: every count, offset and time in them is checked
+// before it is used, and a file that contradicts itself fails with
+// ErrMalformed. As a second line of defence, Read also turns a panic while
+// indexing (a bug in those checks, or in the MP4 decoder) into an error
+// wrapping ErrMalformed that carries the panic value, so that a bad upload
+// cannot kill the process that indexes it, including a background
+// goroutine. FuzzRead fails on such a recovered panic: it is a bug to fix,
+// not a way to reject input.
+func Read(ctx context.Context, r io.ReaderAt, size int64) (x *Index, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			x, err = nil, &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return read(ctx, r, size)
+}
+
+// panicError is a panic recovered by Read. It wraps ErrMalformed.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("%v: indexing failed on an unexpected layout (internal error, please report it with the file: %v)", ErrMalformed, e.value)
+}
+
+func (e *panicError) Unwrap() error { return ErrMalformed }
+
+func read(ctx context.Context, r io.ReaderAt, size int64) (*Index, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("%w: negative file size %d", ErrMalformed, size)
+	}
 	moovOff, moovBytes, err := findMoov(ctx, r, size)
 	if err != nil {
 		return nil, err
