@@ -9,7 +9,9 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"reflect"
 	"runtime"
+	"sort"
 	"testing"
 	"time"
 
@@ -183,6 +185,9 @@ func checkPlans(t *testing.T, x *Index, size int64, rng *rand.Rand) {
 			t.Fatalf("Plan(%v): %v", w, err)
 		}
 		checkPlanRanges(t, x, size, w, p)
+		if want := naivePlan(x, w); !reflect.DeepEqual(p, want) {
+			t.Fatalf("Plan(%v) = %+v, the naive plan is %+v", w, p, want)
+		}
 	}
 	b, err := x.PlanWindows(ws)
 	if err != nil {
@@ -224,6 +229,40 @@ func checkPlans(t *testing.T, x *Index, size int64, rng *rand.Rand) {
 			}
 		}
 	}
+}
+
+// naivePlan is Plan as first written: a walk back to a keyframe for every
+// frame and sample. Plan must agree with it.
+func naivePlan(x *Index, frames []int) Plan {
+	start, end := x.Len(), 0
+	for _, f := range frames {
+		d := x.display[f]
+		start = min(start, x.startFor(d))
+		end = max(end, d+1)
+	}
+	p := Plan{Start: start, End: end}
+	for d := start; d < end; d++ {
+		s := x.Samples[d]
+		if n := len(p.Ranges); n > 0 && p.Ranges[n-1].Offset+p.Ranges[n-1].Size == s.Offset {
+			p.Ranges[n-1].Size += s.Size
+			p.Ranges[n-1].End = d + 1
+		} else {
+			p.Ranges = append(p.Ranges, ByteRange{Offset: s.Offset, Size: s.Size, First: d, End: d + 1})
+		}
+		if s.Leading && x.startFor(d) < start {
+			continue
+		}
+		p.Output = append(p.Output, x.rank[d])
+	}
+	sort.Ints(p.Output)
+	pos := make(map[int]int, len(p.Output))
+	for i, f := range p.Output {
+		pos[f] = i
+	}
+	for _, f := range frames {
+		p.Keep = append(p.Keep, Keep{Frame: f, PTS: x.Frame(f).PTS, Pos: pos[f]})
+	}
+	return p
 }
 
 func checkPlanRanges(t *testing.T, x *Index, size int64, frames []int, p Plan) {

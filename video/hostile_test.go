@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -216,3 +217,72 @@ func TestReadHostile(t *testing.T) {
 type panicReader struct{}
 
 func (panicReader) ReadAt([]byte, int64) (int, error) { panic("reader exploded") }
+
+// synthetic builds an index of n samples in decode order with keyframes
+// every gop samples, each non-key sample presenting before its keyframe
+// (all open-GOP leading frames, the worst case for planning).
+func synthetic(n, gop int) *Index {
+	x := &Index{Timescale: 1000, Samples: make([]Sample, n), display: make([]int, n), rank: make([]int, n)}
+	for d := range x.Samples {
+		s := &x.Samples[d]
+		s.Offset, s.Size = int64(d), 1
+		base := d - d%gop
+		if d == base {
+			s.Key, s.PTS = true, int64(base+gop-1)
+		} else {
+			s.Leading, s.PTS = true, int64(base+d%gop-1)
+		}
+	}
+	for d := range x.display {
+		x.display[d] = d
+	}
+	sort.Slice(x.display, func(a, b int) bool { return x.Samples[x.display[a]].PTS < x.Samples[x.display[b]].PTS })
+	for p, d := range x.display {
+		x.rank[d] = p
+	}
+	return x
+}
+
+// TestPlanLongGOP: a GOP over MaxPlanSamples is refused, not allocated
+// for; plans within one agree with the naive planner.
+func TestPlanLongGOP(t *testing.T) {
+	x := synthetic(MaxPlanSamples+10, MaxPlanSamples+10)
+	_, err := x.Plan([]int{x.DisplayIndex(x.Len() - 1)})
+	require.ErrorIs(t, err, ErrUnsupportedCodec)
+	require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
+	require.ErrorContains(t, err, "re-encode with more keyframes")
+	p, err := x.Plan([]int{0, 5})
+	require.NoError(t, err)
+	require.Equal(t, naivePlan(x, []int{0, 5}), p)
+
+	x = synthetic(4000, 100)
+	for _, w := range [][]int{{0}, {150, 3000}, {3999, 1, 2500}, {99, 100, 101}} {
+		p, err := x.Plan(w)
+		require.NoError(t, err)
+		require.Equal(t, naivePlan(x, w), p, "%v", w)
+	}
+}
+
+// TestPlanWindowsLongChain: a chain of overlapping windows whose union is
+// over MaxPlanSamples is planned in several decodes rather than refused.
+func TestPlanWindowsLongChain(t *testing.T) {
+	const gop = MaxPlanSamples / 4
+	x := synthetic(5*gop, gop)
+	// The first leading frame of GOPs 1 to 4 decodes from the GOP before:
+	// window k spans [(k-1)·gop, k·gop+2), overlapping window k+1. Windows
+	// 1-3 merge into [0, 3·gop+2); adding 4 would pass the limit.
+	var ws [][]int
+	for k := 1; k <= 4; k++ {
+		ws = append(ws, []int{x.DisplayIndex(k*gop + 1)})
+	}
+	b, err := x.PlanWindows(ws)
+	require.NoError(t, err)
+	require.Equal(t, 2, len(b.Decodes))
+	require.Equal(t, []int{0, 3*gop + 2}, []int{b.Decodes[0].Start, b.Decodes[0].End})
+	for w, refs := range b.Windows {
+		require.Equal(t, ws[w][0], b.Decodes[refs[0].Decode].Output[refs[0].Pos])
+	}
+	for _, p := range b.Decodes {
+		require.LessOrEqual(t, p.End-p.Start, MaxPlanSamples)
+	}
+}
