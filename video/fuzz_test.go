@@ -9,11 +9,16 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/errdefs"
 )
@@ -289,5 +294,28 @@ func checkPlanRanges(t *testing.T, x *Index, size int64, frames []int, p Plan) {
 		if frames != nil && frames[i] != k.Frame {
 			t.Fatalf("keep %d is frame %d, asked %d", i, k.Frame, frames[i])
 		}
+	}
+}
+
+// TestFuzzSeeds: the checked-in seeds (tiny ffmpeg clips, so that fuzzing
+// without ffmpeg starts from files that index) do index, and pass the
+// fuzz properties.
+func TestFuzzSeeds(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzRead", "seed_*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			s := strings.TrimSpace(strings.TrimPrefix(string(b), "go test fuzz v1\n"))
+			s = strings.TrimSuffix(strings.TrimPrefix(s, "[]byte("), ")")
+			data, err := strconv.Unquote(s)
+			require.NoError(t, err)
+			x, err := Read(context.Background(), strings.NewReader(data), int64(len(data)))
+			require.NoError(t, err)
+			require.Greater(t, x.Len(), 1)
+			checkRead(t, []byte(data))
+		})
 	}
 }
