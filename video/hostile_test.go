@@ -286,3 +286,39 @@ func TestPlanWindowsLongChain(t *testing.T) {
 		require.LessOrEqual(t, p.End-p.Start, MaxPlanSamples)
 	}
 }
+
+// TestCheckNALArrays: configuration boxes whose NAL arrays overrun them
+// are refused before mp4ff loops over them.
+func TestCheckNALArrays(t *testing.T) {
+	box := func(typ string, body ...byte) []byte {
+		return append(append(u32(uint32(8+len(body))), typ...), body...)
+	}
+	hvcc := func(arrays ...byte) []byte {
+		return box("hvcC", append(append([]byte{1}, make([]byte, 21)...), arrays...)...)
+	}
+	moov := func(children ...[]byte) []byte { return box("moov", bytes.Join(children, nil)...) }
+	for _, tc := range []struct {
+		name string
+		moov []byte
+		msg  string // "" = accepted
+	}{
+		{"fits", moov(hvcc(1, 0x20, 0, 1, 0, 2, 0xaa, 0xbb)), ""},
+		{"no arrays", moov(hvcc(0)), ""},
+		{"65535 NAL units in 3 bytes", moov(hvcc(1, 0x20, 0xff, 0xff)), "hvcC box at moov offset 8 overrun"},
+		{"NAL longer than the box", moov(hvcc(1, 0x20, 0, 1, 0x10, 0)), "overrun"},
+		{"255 arrays", moov(hvcc(255, 0x20, 0, 0)), "overrun"},
+		{"lhvC", moov(box("lhvC", 1, 0, 0, 0, 0, 1, 0x20, 0xff, 0xff)), "lhvC box"},
+		{"not version 1", moov(box("hvcC", append([]byte{0}, make([]byte, 21)...)...)), ""},
+		{"vvcC boxes", moov(box("vvcC"), box("vvcC"), box("vvcC"), box("vvcC"), box("vvcC")), "more than 4 vvcC"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkNALArrays(tc.moov)
+			if tc.msg == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrMalformed)
+			require.ErrorContains(t, err, tc.msg)
+		})
+	}
+}

@@ -266,6 +266,9 @@ func printable(typ string) bool {
 }
 
 func decodeMoov(off int64, buf []byte) (moov *mp4.MoovBox, err error) {
+	if err := checkNALArrays(buf); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			moov, err = nil, fmt.Errorf("%w: moov does not decode: %v", ErrMalformed, p)
@@ -280,6 +283,78 @@ func decodeMoov(off int64, buf []byte) (moov *mp4.MoovBox, err error) {
 		return nil, fmt.Errorf("%w: moov decodes as %T", ErrMalformed, b)
 	}
 	return m, nil
+}
+
+// maxVVCConfigs bounds the vvcC boxes a moov may hold (one per VVC track
+// in a real file; this package indexes none of them).
+const maxVVCConfigs = 4
+
+// checkNALArrays vets the HEVC (hvcC, lhvC) and VVC (vvcC) configuration
+// boxes in a moov before mp4ff decodes it. mp4ff reads their NAL unit
+// arrays with 16-bit counts and keeps looping after the box's bytes run
+// out, so a 40-byte hvcC claiming 65535 NAL units costs 65535 iterations
+// and megabytes of allocation, and a moov can hold thousands of them. The
+// boxes are found by their type wherever they are, as mp4ff decodes them
+// in any container: a box of one of these types whose arrays overrun it is
+// malformed (mp4ff would refuse it too, after the work).
+func checkNALArrays(moov []byte) error {
+	vvc := 0
+	for _, b := range []struct {
+		typ   string
+		fixed int // bytes before numArrays
+	}{{"hvcC", 22}, {"lhvC", 5}, {"vvcC", -1}} {
+		for i := 4; i < len(moov); {
+			j := bytes.Index(moov[i:], []byte(b.typ))
+			if j < 0 {
+				break
+			}
+			at := i + j - 4 // the box's start
+			i += j + 1
+			size := int64(binary.BigEndian.Uint32(moov[at:]))
+			if size < 8 || size > int64(len(moov)-at) {
+				continue // not a box header
+			}
+			body := moov[at+8 : at+int(size)]
+			if b.fixed < 0 {
+				if vvc++; vvc > maxVVCConfigs {
+					return fmt.Errorf("%w: more than %d vvcC boxes in moov", ErrMalformed, maxVVCConfigs)
+				}
+				continue
+			}
+			if len(body) <= b.fixed || body[0] != 1 {
+				continue // mp4ff refuses it at once
+			}
+			if !nalArraysFit(body[b.fixed:]) {
+				return fmt.Errorf("%w: the NAL unit arrays of the %s box at moov offset %d overrun it", ErrMalformed, b.typ, at)
+			}
+		}
+	}
+	return nil
+}
+
+// nalArraysFit reports whether numArrays arrays of (type, numNalus,
+// numNalus × (length, bytes)) fit in p, which starts at numArrays.
+func nalArraysFit(p []byte) bool {
+	n := int(p[0])
+	p = p[1:]
+	for range n {
+		if len(p) < 3 {
+			return false
+		}
+		nalus := int(binary.BigEndian.Uint16(p[1:3]))
+		p = p[3:]
+		for range nalus {
+			if len(p) < 2 {
+				return false
+			}
+			l := int(binary.BigEndian.Uint16(p))
+			if len(p)-2 < l {
+				return false
+			}
+			p = p[2+l:]
+		}
+	}
+	return true
 }
 
 // nthChild returns the n-th child box named typ (header included) in a
