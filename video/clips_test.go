@@ -13,7 +13,7 @@ import (
 )
 
 // needFFmpeg skips loudly without ffmpeg/ffprobe, and fails under CI=true.
-func needFFmpeg(t *testing.T) {
+func needFFmpeg(t testing.TB) {
 	t.Helper()
 	for _, p := range []string{"ffmpeg", "ffprobe"} {
 		if _, err := exec.LookPath(p); err != nil {
@@ -84,7 +84,7 @@ func clips() []clip {
 }
 
 // makeClip renders c into dir and returns its path.
-func makeClip(t *testing.T, dir string, c clip) string {
+func makeClip(t testing.TB, dir string, c clip) string {
 	t.Helper()
 	out := filepath.Join(dir, c.name+".mp4")
 	args := append([]string{"-v", "error", "-nostdin", "-y"}, c.args...)

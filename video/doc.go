@@ -41,5 +41,17 @@
 // merging those whose ranges overlap so a shared GOP is read and decoded
 // once.
 //
+// The bytes are hostile until checked (uploads from the network). Read
+// checks every count, offset and time before using it and bounds its work
+// by the input: the moov is at most 256 MiB and is looked for among the
+// first 4096 top-level boxes; a track has at most one sample per moov
+// byte; every sample lies inside the file; times and edits stay within
+// 2^29 seconds, so no sum overflows; mp4ff's parsers are called under
+// recover. As a second line of defence Read turns any panic into an error
+// wrapping ErrMalformed (FuzzRead treats one as a bug). Plan refuses a
+// decode of more than MaxPlanSamples samples (ErrUnsupportedCodec), so a
+// file with one keyframe and millions of frames cannot make a window
+// allocate for all of them; its cost is linear in the samples it plans.
+//
 // An Index is immutable and safe for concurrent use.
 package video

@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
+	"math/bits"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -19,6 +22,16 @@ import (
 // would index tens of millions of samples; anything bigger is refused
 // rather than buffered.
 const maxMoovBytes = 256 << 20
+
+// maxTopLevelBoxes bounds the box headers Read walks before the moov: a
+// real MP4 has a handful (ftyp, free, mdat, moov); a file of millions of
+// tiny boxes would cost a ranged read each.
+const maxTopLevelBoxes = 4096
+
+// maxSeconds bounds every decode and presentation time and edit (about 17
+// years), so that sums of times cannot overflow int64 and times convert to
+// time.Duration exactly.
+const maxSeconds = 1 << 29
 
 // Codec names a video coding format.
 type Codec string
@@ -90,7 +103,40 @@ type Index struct {
 // top level and then the whole moov box, wherever it is; it never reads
 // mdat.
 // ctx is checked between reads; r's ReadAt is called from one goroutine.
-func Read(ctx context.Context, r io.ReaderAt, size int64) (*Index, error) {
+//
+// The bytes are hostile: every count, offset and time in them is checked
+// before it is used, and a file that contradicts itself fails with
+// ErrMalformed. As a second line of defence, Read also turns a panic while
+// indexing (a bug in those checks, or in the MP4 decoder) into an error
+// wrapping ErrMalformed that carries the panic value, so that a bad upload
+// cannot kill the process that indexes it, including a background
+// goroutine. FuzzRead fails on such a recovered panic: it is a bug to fix,
+// not a way to reject input.
+func Read(ctx context.Context, r io.ReaderAt, size int64) (x *Index, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			x, err = nil, &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return read(ctx, r, size)
+}
+
+// panicError is a panic recovered by Read. It wraps ErrMalformed.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("%v: indexing failed on an unexpected layout (internal error, please report it with the file: %v)", ErrMalformed, e.value)
+}
+
+func (e *panicError) Unwrap() error { return ErrMalformed }
+
+func read(ctx context.Context, r io.ReaderAt, size int64) (*Index, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("%w: negative file size %d", ErrMalformed, size)
+	}
 	moovOff, moovBytes, err := findMoov(ctx, r, size)
 	if err != nil {
 		return nil, err
@@ -117,7 +163,7 @@ func Read(ctx context.Context, r io.ReaderAt, size int64) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := buildIndex(trak, moov, rawTrak, size)
+	x, err := buildIndex(trak, moov, rawTrak, int64(len(moovBytes)), size)
 	if err != nil {
 		return nil, fmt.Errorf("video track %d: %w", x.trackIDOr(trak), err)
 	}
@@ -138,9 +184,12 @@ func (x *Index) trackIDOr(t *mp4.TrakBox) uint32 {
 // box's offset and bytes.
 func findMoov(ctx context.Context, r io.ReaderAt, size int64) (int64, []byte, error) {
 	var hdr [16]byte
-	for off := int64(0); off < size; {
+	for off, boxes := int64(0), 0; off < size; boxes++ {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, err
+		}
+		if boxes == maxTopLevelBoxes {
+			return 0, nil, fmt.Errorf("%w: no moov among the first %d top-level boxes", ErrMalformed, maxTopLevelBoxes)
 		}
 		if size-off < 8 {
 			return 0, nil, fmt.Errorf("%w: %d stray bytes at offset %d after the last box: the file is truncated or not an MP4", ErrMalformed, size-off, off)
@@ -217,6 +266,9 @@ func printable(typ string) bool {
 }
 
 func decodeMoov(off int64, buf []byte) (moov *mp4.MoovBox, err error) {
+	if err := checkNALArrays(buf); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			moov, err = nil, fmt.Errorf("%w: moov does not decode: %v", ErrMalformed, p)
@@ -231,6 +283,78 @@ func decodeMoov(off int64, buf []byte) (moov *mp4.MoovBox, err error) {
 		return nil, fmt.Errorf("%w: moov decodes as %T", ErrMalformed, b)
 	}
 	return m, nil
+}
+
+// maxVVCConfigs bounds the vvcC boxes a moov may hold (one per VVC track
+// in a real file; this package indexes none of them).
+const maxVVCConfigs = 4
+
+// checkNALArrays vets the HEVC (hvcC, lhvC) and VVC (vvcC) configuration
+// boxes in a moov before mp4ff decodes it. mp4ff reads their NAL unit
+// arrays with 16-bit counts and keeps looping after the box's bytes run
+// out, so a 40-byte hvcC claiming 65535 NAL units costs 65535 iterations
+// and megabytes of allocation, and a moov can hold thousands of them. The
+// boxes are found by their type wherever they are, as mp4ff decodes them
+// in any container: a box of one of these types whose arrays overrun it is
+// malformed (mp4ff would refuse it too, after the work).
+func checkNALArrays(moov []byte) error {
+	vvc := 0
+	for _, b := range []struct {
+		typ   string
+		fixed int // bytes before numArrays
+	}{{"hvcC", 22}, {"lhvC", 5}, {"vvcC", -1}} {
+		for i := 4; i < len(moov); {
+			j := bytes.Index(moov[i:], []byte(b.typ))
+			if j < 0 {
+				break
+			}
+			at := i + j - 4 // the box's start
+			i += j + 1
+			size := int64(binary.BigEndian.Uint32(moov[at:]))
+			if size < 8 || size > int64(len(moov)-at) {
+				continue // not a box header
+			}
+			body := moov[at+8 : at+int(size)]
+			if b.fixed < 0 {
+				if vvc++; vvc > maxVVCConfigs {
+					return fmt.Errorf("%w: more than %d vvcC boxes in moov", ErrMalformed, maxVVCConfigs)
+				}
+				continue
+			}
+			if len(body) <= b.fixed || body[0] != 1 {
+				continue // mp4ff refuses it at once
+			}
+			if !nalArraysFit(body[b.fixed:]) {
+				return fmt.Errorf("%w: the NAL unit arrays of the %s box at moov offset %d overrun it", ErrMalformed, b.typ, at)
+			}
+		}
+	}
+	return nil
+}
+
+// nalArraysFit reports whether numArrays arrays of (type, numNalus,
+// numNalus × (length, bytes)) fit in p, which starts at numArrays.
+func nalArraysFit(p []byte) bool {
+	n := int(p[0])
+	p = p[1:]
+	for range n {
+		if len(p) < 3 {
+			return false
+		}
+		nalus := int(binary.BigEndian.Uint16(p[1:3]))
+		p = p[3:]
+		for range nalus {
+			if len(p) < 2 {
+				return false
+			}
+			l := int(binary.BigEndian.Uint16(p))
+			if len(p)-2 < l {
+				return false
+			}
+			p = p[2+l:]
+		}
+	}
+	return true
 }
 
 // nthChild returns the n-th child box named typ (header included) in a
@@ -263,7 +387,7 @@ func rawConfigBox(trak []byte, name string) ([]byte, error) {
 		}
 		b = c
 	}
-	if len(b) < 16 {
+	if len(b) < 16+8 {
 		return nil, fmt.Errorf("%w: short stsd", ErrMalformed)
 	}
 	entry := b[16:] // header, version/flags, entry count
@@ -279,7 +403,7 @@ func rawConfigBox(trak []byte, name string) ([]byte, error) {
 	return bytes.Clone(c), nil
 }
 
-func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize int64) (*Index, error) {
+func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, moovSize, fileSize int64) (*Index, error) {
 	if trak.Mdia.Mdhd == nil || trak.Mdia.Minf == nil || trak.Mdia.Minf.Stbl == nil {
 		return nil, fmt.Errorf("%w: video track lacks mdhd or stbl", ErrMalformed)
 	}
@@ -310,16 +434,32 @@ func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize i
 	if u := int64(stbl.Stsz.SampleUniformSize); u > 0 && int64(n) > fileSize/u {
 		return nil, fmt.Errorf("%w: stsz claims %d samples of %d bytes in a %d-byte file: the file is truncated", ErrMalformed, n, u, fileSize)
 	}
+	// Every real video sample costs the moov at least a byte (its stsz
+	// entry alone is four); a uniform stsz could otherwise claim billions
+	// of samples in 20 bytes and make the index allocate gigabytes.
+	if int64(n) > moovSize {
+		return nil, fmt.Errorf("%w: stsz claims %d samples but the moov is %d bytes", ErrMalformed, n, moovSize)
+	}
 	x.Samples = make([]Sample, n)
+	// DTS, the edit shift and PTS each stay within ±limit ticks (limit <
+	// 2^61), so DTS+CTO+shift cannot overflow and Time cannot overflow a
+	// time.Duration.
+	limit := int64(x.Timescale) * maxSeconds
 
 	// Decode times.
 	i := 0
 	var dts int64
 	for e, cnt := range stbl.Stts.SampleCount {
 		for k := uint32(0); k < cnt && i < n; k++ {
+			if dts > limit {
+				return nil, fmt.Errorf("%w: stts runs past %d seconds", ErrMalformed, maxSeconds)
+			}
 			x.Samples[i].DTS = dts
 			dts += int64(stbl.Stts.SampleTimeDelta[e])
 			i++
+		}
+		if i == n {
+			break
 		}
 	}
 	if i != n {
@@ -327,12 +467,22 @@ func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize i
 	}
 	// Composition offsets.
 	if c := stbl.Ctts; c != nil {
-		if int(c.EndSampleNr[len(c.EndSampleNr)-1]) < n {
+		if len(c.EndSampleNr) != len(c.SampleOffset)+1 {
+			return nil, fmt.Errorf("%w: ctts has %d counts for %d offsets", ErrMalformed, len(c.EndSampleNr)-1, len(c.SampleOffset))
+		}
+		// EndSampleNr are running sums of 32-bit counts, as decoded; a sum
+		// that wraps shows as a decrease.
+		for e := 1; e < len(c.EndSampleNr); e++ {
+			if c.EndSampleNr[e] < c.EndSampleNr[e-1] {
+				return nil, fmt.Errorf("%w: ctts counts overflow", ErrMalformed)
+			}
+		}
+		if int64(c.EndSampleNr[len(c.EndSampleNr)-1]) < int64(n) {
 			return nil, fmt.Errorf("%w: ctts covers %d of %d samples", ErrMalformed, c.EndSampleNr[len(c.EndSampleNr)-1], n)
 		}
 		i = 0
 		for e := range c.SampleOffset {
-			for ; i < int(c.EndSampleNr[e+1]) && i < n; i++ {
+			for ; int64(i) < int64(c.EndSampleNr[e+1]) && i < n; i++ {
 				x.Samples[i].CTO = int64(c.SampleOffset[e])
 			}
 		}
@@ -347,8 +497,21 @@ func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize i
 		}
 		for _, en := range trak.Edts.Elst[0].Entries {
 			if en.MediaTime == -1 {
-				shift += int64(en.SegmentDuration * uint64(x.Timescale) / mvhdScale)
+				if en.SegmentDuration > maxSeconds*mvhdScale {
+					return nil, fmt.Errorf("%w: an empty edit of %d/%d s is over %d seconds", ErrMalformed, en.SegmentDuration, mvhdScale, maxSeconds)
+				}
+				// SegmentDuration·timescale needs 94 bits; the quotient
+				// fits in 62, so Div64 cannot overflow.
+				hi, lo := bits.Mul64(en.SegmentDuration, uint64(x.Timescale))
+				q, _ := bits.Div64(hi, lo, mvhdScale)
+				shift += int64(q)
+				if shift > limit {
+					return nil, fmt.Errorf("%w: empty edits run past %d seconds", ErrMalformed, maxSeconds)
+				}
 				continue
+			}
+			if en.MediaTime < 0 || en.MediaTime > limit {
+				return nil, fmt.Errorf("%w: edit list media time %d is outside [0, %d seconds]", ErrMalformed, en.MediaTime, maxSeconds)
 			}
 			shift -= en.MediaTime
 			break
@@ -378,26 +541,44 @@ func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize i
 		}
 	}
 	ents := stbl.Stsc.Entries
+	nChunks := int64(len(chunkOffs))
+	// Entry e covers chunks [first, last], one-based. Entries must name
+	// increasing chunks, or a table of a few entries could walk the chunk
+	// list over and over.
+	for e, en := range ents {
+		first, last := int64(en.FirstChunk), nChunks
+		if e+1 < len(ents) {
+			last = int64(ents[e+1].FirstChunk) - 1
+		}
+		if first == 0 || first > last || last > nChunks {
+			return nil, fmt.Errorf("%w: stsc entry %d names chunks [%d, %d] of %d", ErrMalformed, e, first, last, nChunks)
+		}
+	}
 	i = 0
 	for e, en := range ents {
-		last := uint32(len(chunkOffs))
+		first, last := int64(en.FirstChunk), nChunks
 		if e+1 < len(ents) {
-			last = ents[e+1].FirstChunk - 1
+			last = int64(ents[e+1].FirstChunk) - 1
 		}
-		if en.FirstChunk == 0 || last > uint32(len(chunkOffs)) {
-			return nil, fmt.Errorf("%w: stsc names chunk %d of %d", ErrMalformed, max(en.FirstChunk, last), len(chunkOffs))
-		}
-		for ch := en.FirstChunk; ch <= last; ch++ {
-			off := int64(chunkOffs[ch-1])
+		for ch := first; ch <= last && i < n; ch++ {
+			off := chunkOffs[ch-1]
 			for k := uint32(0); k < en.SamplesPerChunk && i < n; k++ {
-				sz := int64(stbl.Stsz.SampleUniformSize)
+				sz := uint64(stbl.Stsz.SampleUniformSize)
 				if sz == 0 {
-					sz = int64(stbl.Stsz.SampleSize[i])
+					sz = uint64(stbl.Stsz.SampleSize[i])
 				}
-				x.Samples[i].Offset, x.Samples[i].Size = off, sz
+				// off and sz are unsigned; off+sz ≤ fileSize also keeps
+				// every sum below in range.
+				if off > uint64(fileSize) || sz > uint64(fileSize)-off {
+					return nil, fmt.Errorf("%w: sample %d at bytes [%d, +%d) lies past the end of the file (%d bytes): the file is truncated", ErrMalformed, i, off, sz, fileSize)
+				}
+				x.Samples[i].Offset, x.Samples[i].Size = int64(off), int64(sz)
 				off += sz
 				i++
 			}
+		}
+		if i == n {
+			break
 		}
 	}
 	if i != n {
@@ -405,10 +586,10 @@ func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize i
 	}
 	for i := range x.Samples {
 		s := &x.Samples[i]
-		if s.Offset < 0 || s.Offset+s.Size > fileSize {
-			return nil, fmt.Errorf("%w: sample %d at bytes [%d, %d) lies past the end of the file (%d bytes): the file is truncated", ErrMalformed, i, s.Offset, s.Offset+s.Size, fileSize)
-		}
 		s.PTS = s.DTS + s.CTO + shift
+		if s.PTS < -limit || s.PTS > limit {
+			return nil, fmt.Errorf("%w: sample %d presents at %d/%d s, over %d seconds from zero", ErrMalformed, i, s.PTS, x.Timescale, maxSeconds)
+		}
 	}
 	if !x.Samples[0].Key {
 		return nil, fmt.Errorf("%w: the first sample is not a sync sample", ErrUnsupportedCodec)
@@ -438,6 +619,22 @@ func buildIndex(trak *mp4.TrakBox, moov *mp4.MoovBox, rawTrak []byte, fileSize i
 	return x, nil
 }
 
+// guard calls into mp4ff's parsers of hostile bytes, turning their errors
+// and panics (an index out of range on a short SPS, say) into ErrMalformed.
+func guard[T any](what string, f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("%w: %s does not parse: %v", ErrMalformed, what, p)
+		}
+	}()
+	v, err = f()
+	if err != nil {
+		return v, fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)
+	}
+	return v, nil
+}
+
 func readConfig(stsd *mp4.StsdBox, rawTrak []byte) (Config, error) {
 	if stsd.SampleCount != 1 {
 		return Config{}, fmt.Errorf("%w: %d sample descriptions (one is supported)", ErrUnsupportedCodec, stsd.SampleCount)
@@ -451,9 +648,9 @@ func readConfig(stsd *mp4.StsdBox, rawTrak []byte) (Config, error) {
 		if len(c.SPSnalus) == 0 {
 			return cfg, fmt.Errorf("%w: avcC without SPS", ErrMalformed)
 		}
-		sps, err := avc.ParseSPSNALUnit(c.SPSnalus[0], false)
+		sps, err := guard("avcC SPS", func() (*avc.SPS, error) { return avc.ParseSPSNALUnit(c.SPSnalus[0], false) })
 		if err != nil {
-			return cfg, fmt.Errorf("%w: avcC SPS: %w", ErrMalformed, err)
+			return cfg, err
 		}
 		cfg.CodecString = avc.CodecString(e.Type(), sps)
 		cfg.BitDepth = int(sps.BitDepthLumaMinus8) + 8
@@ -475,9 +672,9 @@ func readConfig(stsd *mp4.StsdBox, rawTrak []byte) (Config, error) {
 		if len(spss) == 0 {
 			return cfg, fmt.Errorf("%w: hvcC without SPS", ErrMalformed)
 		}
-		sps, err := hevc.ParseSPSNALUnit(spss[0])
+		sps, err := guard("hvcC SPS", func() (*hevc.SPS, error) { return hevc.ParseSPSNALUnit(spss[0]) })
 		if err != nil {
-			return cfg, fmt.Errorf("%w: hvcC SPS: %w", ErrMalformed, err)
+			return cfg, err
 		}
 		cfg.CodecString = hevc.CodecString(e.Type(), sps)
 		cfg.BitDepth = int(c.BitDepthLumaMinus8) + 8
@@ -540,6 +737,18 @@ func (x *Index) Time(pts int64) time.Duration {
 	return time.Duration(sec)*time.Second + time.Duration((rem*int64(time.Second)*2+ts)/(2*ts))
 }
 
+// absDiff is |a-b|, saturating at the largest Duration instead of
+// overflowing for far-apart times.
+func absDiff(a, b time.Duration) time.Duration {
+	if a < b {
+		a, b = b, a
+	}
+	if d := a - b; d >= 0 {
+		return d
+	}
+	return math.MaxInt64
+}
+
 // Seconds is a PTS in the track timescale as an exact rational number of
 // seconds.
 func (x *Index) Seconds(pts int64) *big.Rat { return big.NewRat(pts, int64(x.Timescale)) }
@@ -560,10 +769,7 @@ func (x *Index) FrameAt(t, tol time.Duration) (int, error) {
 		if c < 0 || c >= n {
 			continue
 		}
-		d := x.FrameTime(c) - t
-		if d < 0 {
-			d = -d
-		}
+		d := absDiff(x.FrameTime(c), t)
 		if best < 0 || d < bestD {
 			best, bestD = c, d
 		}

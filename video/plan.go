@@ -22,6 +22,10 @@ type Keep struct {
 	Pos int
 }
 
+// MaxPlanSamples bounds the samples one Plan feeds a decoder, its
+// keyframe's GOP included: about 36 minutes at 60 frames per second.
+const MaxPlanSamples = 1 << 17
+
 // Plan is what a decoder needs for some frames of one video: feed it the
 // decode-order samples [Start, End) (their bytes are Ranges, in order,
 // after the Config), and keep the frames named by Keep.
@@ -72,30 +76,57 @@ func (x *Index) startFor(d int) int {
 // (the previous keyframe for an open-GOP leading frame) through the last
 // needed frame in decode order: a frame's references always precede it in
 // decode order, though they may follow it in display order (B-frames).
+//
+// A plan that would feed the decoder more than MaxPlanSamples samples (a
+// file with an enormous GOP, or a hostile one) fails with
+// ErrUnsupportedCodec instead of allocating for them.
 func (x *Index) Plan(frames []int) (Plan, error) {
 	if len(frames) == 0 {
 		return Plan{}, fmt.Errorf("%w: no frames to plan", ErrFrameRange)
 	}
-	start, end := x.Len(), 0
+	// startFor is monotone in d among plain frames and among leading
+	// frames, so the start is that of the earliest of each: two walks
+	// back to a keyframe, not one per frame.
+	minPlain, minLeading, end := x.Len(), x.Len(), 0
 	for _, f := range frames {
 		if f < 0 || f >= x.Len() {
 			return Plan{}, fmt.Errorf("%w: frame %d of %d", ErrFrameRange, f, x.Len())
 		}
 		d := x.display[f]
-		start = min(start, x.startFor(d))
+		if x.Samples[d].Leading {
+			minLeading = min(minLeading, d)
+		} else {
+			minPlain = min(minPlain, d)
+		}
 		end = max(end, d+1)
 	}
+	start := x.Len()
+	for _, d := range []int{minPlain, minLeading} {
+		if d < x.Len() {
+			start = min(start, x.startFor(d))
+		}
+	}
+	if end-start > MaxPlanSamples {
+		return Plan{}, fmt.Errorf("%w: decoding frame %d needs the %d samples from keyframe %d, over the %d-sample limit: re-encode with more keyframes, e.g. `ffmpeg -i in.mp4 -c:v libx264 -g 250 out.mp4`", ErrUnsupportedCodec, x.rank[end-1], end-start, start, MaxPlanSamples)
+	}
 	p := Plan{Start: start, End: end}
+	key := start // the last keyframe at or before d
 	for d := start; d < end; d++ {
 		s := x.Samples[d]
+		if s.Key {
+			key = d
+		}
 		if n := len(p.Ranges); n > 0 && p.Ranges[n-1].Offset+p.Ranges[n-1].Size == s.Offset {
 			p.Ranges[n-1].Size += s.Size
 			p.Ranges[n-1].End = d + 1
 		} else {
 			p.Ranges = append(p.Ranges, ByteRange{Offset: s.Offset, Size: s.Size, First: d, End: d + 1})
 		}
-		if s.Leading && x.startFor(d) < start {
-			continue // a leading frame of the start keyframe: undecodable here
+		// A leading frame of the start keyframe needs the keyframe before
+		// it (startFor(d) < start): undecodable here. Leading frames of
+		// later keyframes start at a keyframe within the plan.
+		if s.Leading && key == start && start > 0 {
+			continue
 		}
 		p.Output = append(p.Output, x.rank[d])
 	}
@@ -131,7 +162,7 @@ type FrameRef struct {
 }
 
 // PlanWindows plans several windows together, merging those whose decode
-// ranges overlap.
+// ranges overlap (up to MaxPlanSamples per merged plan).
 func (x *Index) PlanWindows(windows [][]int) (Batch, error) {
 	type span struct{ start, end, w int }
 	spans := make([]span, len(windows))
@@ -146,7 +177,9 @@ func (x *Index) PlanWindows(windows [][]int) (Batch, error) {
 	b := Batch{Windows: make([][]FrameRef, len(windows))}
 	for i := 0; i < len(spans); {
 		j, end := i+1, spans[i].end
-		for j < len(spans) && spans[j].start < end {
+		// Merge overlapping spans while the merged plan stays within
+		// MaxPlanSamples; past it, overlapping windows decode separately.
+		for j < len(spans) && spans[j].start < end && max(end, spans[j].end)-spans[i].start <= MaxPlanSamples {
 			end = max(end, spans[j].end)
 			j++
 		}
