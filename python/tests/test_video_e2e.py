@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Optional
@@ -432,12 +433,17 @@ def test_broken_uploads_are_refused(wc, store, truths, tmp_path):
     no_moov.write_bytes(tail[:len(tail) // 2])
     garbage = tmp_path / "garbage.mp4"
     garbage.write_bytes(random.Random(1).randbytes(20000))
+    mjpeg = tmp_path / "mjpeg.mp4"  # a well-formed MP4 of a codec weft does not decode
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25", "-frames:v", "3",
+                    "-c:v", "mjpeg", str(mjpeg)], check=True)
     main = wc.create_project("robots").branch("main")
-    for i, path in enumerate([cut, no_moov, garbage]):
+    for i, path in enumerate([cut, no_moov, garbage, mjpeg]):
         t = main.table(f"t{i}")
         with pytest.raises(weft.InvalidArgument) as ei:
             t.append(_one_episode(tr), videos={"cam": {0: str(path)}})
         assert str(path) in str(ei.value), ei.value
+        if path == mjpeg:
+            assert "H.264" in str(ei.value), ei.value  # names what it takes
         sha = _client.hash_file(path).sha256
         assert _client.stat_media(wc, "robots", sha)["exists"] is False
         assert not [k for k in store.snapshot() if sha in k], f"{path.name}: an object is left in the store"
