@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -63,8 +64,9 @@ type Ring struct {
 	mem   []byte
 	lease *membudget.Lease
 
-	free chan int      // indices of free slots; capacity Slots
-	done chan struct{} // closed by Close
+	free    chan int      // indices of free slots; capacity Slots
+	waiters atomic.Int32  // Acquires blocked on free (for tests)
+	done    chan struct{} // closed by Close
 
 	mu struct {
 		sync.Mutex
@@ -203,11 +205,19 @@ func (r *Ring) Acquire(ctx context.Context) (*Slot, error) {
 	}
 	var i int
 	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-r.done:
-		return nil, ErrClosed
 	case i = <-r.free:
+	default:
+		r.waiters.Add(1)
+		select {
+		case <-ctx.Done():
+			r.waiters.Add(-1)
+			return nil, ctx.Err()
+		case <-r.done:
+			r.waiters.Add(-1)
+			return nil, ErrClosed
+		case i = <-r.free:
+			r.waiters.Add(-1)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

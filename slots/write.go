@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weftdata/weft/errdefs"
 )
 
 // bodyAlign is the alignment of a written message's body in the slot (and
@@ -28,7 +30,7 @@ func WriteRecordBatch(slot *Slot, rec arrow.RecordBatch) (offset, length int64, 
 func WriteRecordBatchAt(slot *Slot, at int64, rec arrow.RecordBatch) (offset, length int64, err error) {
 	buf := slot.Bytes()
 	if at < 0 || at > int64(len(buf)) {
-		return 0, 0, fmt.Errorf("slots: write at %d of a %d-byte slot: %w", at, len(buf), ErrInvalidOptions)
+		return 0, 0, fmt.Errorf("slots: write at byte %d of a %d-byte slot: %w", at, len(buf), errdefs.ErrInvalidArgument)
 	}
 	p, err := ipc.GetRecordBatchPayload(rec)
 	if err != nil {
