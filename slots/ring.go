@@ -50,7 +50,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: Slots is %d; it must be 1 or more", ErrInvalidOptions, o.Slots)
 	case o.SlotBytes < SlotAlign || o.SlotBytes%SlotAlign != 0:
 		return fmt.Errorf("%w: SlotBytes is %d; it must be a positive multiple of %d", ErrInvalidOptions, o.SlotBytes, SlotAlign)
-	case o.SlotBytes > math.MaxInt64/int64(o.Slots) || int64(int(o.SlotBytes*int64(o.Slots))) != o.SlotBytes*int64(o.Slots):
+	case int64(o.Slots) > math.MaxInt/o.SlotBytes:
 		return fmt.Errorf("%w: %d slots of %d bytes overflow", ErrInvalidOptions, o.Slots, o.SlotBytes)
 	}
 	return nil
