@@ -1,0 +1,42 @@
+// Package slots is the server's side of host-slot delivery (issue 14): a
+// bounded ring of shared-memory slots into which flightd writes a step's
+// Arrow IPC record batch, so that a trainer on the same host maps the
+// bytes instead of receiving them through gRPC. Device slots (issue 15)
+// are to reuse the same protocol with GPU memory.
+//
+// A Ring is one file in Options.Dir (default /dev/shm) named
+// weft-ring-<random hex>, created with O_EXCL and mode 0600 (readable by
+// the server's user only), its Slots*SlotBytes bytes allocated up front
+// (fallocate: a full tmpfs is an error at NewRing, never a SIGBUS at a
+// write) and mapped read-write by the server. Slot i is the bytes
+// [i*SlotBytes, (i+1)*SlotBytes) of the file; SlotBytes is a multiple of 64
+// so every slot starts 64-byte aligned. Close unmaps and unlinks the file
+// (a client's existing read-only mapping stays valid until it unmaps).
+//
+// The ring's promises:
+//
+//   - Acquire hands out a free slot, blocking (until ctx ends or the ring
+//     closes) while all are held. A slot is never handed out again before
+//     its release: its bytes are the holder's until then.
+//   - Each hand-out of a slot has a new Generation (1, 2, …, per slot); a
+//     release names (index, generation), so a release of an earlier use
+//     (stale generation), of an unknown index, or of a slot that is not
+//     held (a double release) is refused with an error and changes
+//     nothing.
+//   - ReleaseAll frees every held slot: what the server calls when the
+//     client that held them disconnected or died.
+//   - The ring's bytes are leased from Options.Budget (issue 8's
+//     --memory-limit) at NewRing and returned at Close.
+//
+// Ring is safe for concurrent use. A Slot's Bytes belong to whoever holds
+// the slot; they must not be touched after the slot's release or the
+// ring's Close (Close unmaps them): the caller stops its writers first.
+//
+// WriteRecordBatch writes one Arrow IPC encapsulated record-batch message
+// (schema sent separately, as in a Flight stream) into a slot, its body
+// 64-byte aligned, and returns where it lies in the slot; Slot.Descriptor
+// turns that into the client.SlotDescriptor sent to the client, who reads
+// it with pyarrow.ipc.read_record_batch on its mapping, copy-free. The
+// planned wire protocol (DoExchange: descriptors down, releases up) is in
+// docs/flight.md, "Host slots"; it is not served yet.
+package slots

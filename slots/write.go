@@ -1,0 +1,86 @@
+package slots
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weftdata/weft/errdefs"
+)
+
+// bodyAlign is the alignment of a written message's body in the slot (and
+// so in the client's mapping: slots start SlotAlign-aligned).
+const bodyAlign = 64
+
+// WriteRecordBatch writes rec as one Arrow IPC encapsulated record-batch
+// message (continuation marker, metadata length, flatbuffer metadata, body;
+// no schema, which is sent separately) at the start of slot, its body
+// 64-byte aligned. It returns where the message lies in the slot, as
+// Slot.Descriptor takes them. A message that does not fit in the slot
+// fails with ErrTooLarge before anything is written.
+func WriteRecordBatch(slot *Slot, rec arrow.RecordBatch) (offset, length int64, err error) {
+	return WriteRecordBatchAt(slot, 0, rec)
+}
+
+// WriteRecordBatchAt is WriteRecordBatch at or after byte at of the slot
+// (several messages in one slot: at is the previous offset+length).
+func WriteRecordBatchAt(slot *Slot, at int64, rec arrow.RecordBatch) (offset, length int64, err error) {
+	buf := slot.Bytes()
+	if at < 0 || at > int64(len(buf)) {
+		return 0, 0, fmt.Errorf("slots: write at byte %d of a %d-byte slot: %w", at, len(buf), errdefs.ErrInvalidArgument)
+	}
+	p, err := ipc.GetRecordBatchPayload(rec)
+	if err != nil {
+		return 0, 0, fmt.Errorf("slots: encode record batch: %w", err)
+	}
+	defer p.Release()
+	meta := p.Meta()
+	defer meta.Release()
+	msg := ipc.NewMessage(meta, memory.NewBufferBytes(nil))
+	bodyLen := msg.BodyLen()
+	msg.Release()
+
+	// The header is the 8-byte prefix and the metadata padded to 8, as
+	// ipc writes it; the message starts so that its body is aligned.
+	header := int64(8 + meta.Len())
+	header += (8 - header%8) % 8
+	offset = at + header
+	offset += (bodyAlign - offset%bodyAlign) % bodyAlign
+	offset -= header
+	length = header + bodyLen
+	if offset+length > int64(len(buf)) {
+		return 0, 0, fmt.Errorf("%w: the message is %d bytes (%d rows); the slot has %d bytes from byte %d; use bigger slots or smaller steps",
+			ErrTooLarge, length, rec.NumRows(), int64(len(buf))-at, at)
+	}
+	w := &sliceWriter{buf: buf[offset : offset+length]}
+	n, err := p.WritePayload(w)
+	if err != nil {
+		return 0, 0, fmt.Errorf("slots: write record batch: %w", err)
+	}
+	if int64(n) != header || int64(w.n) != length {
+		return 0, 0, fmt.Errorf("slots: wrote %d bytes (header %d), expected %d (header %d)", w.n, n, length, header)
+	}
+	// WritePayload writes the header length ipc pads to 8; check that the
+	// reader will find the body where we aligned it.
+	if got := int64(binary.LittleEndian.Uint32(buf[offset+4:])) + 8; got != header {
+		return 0, 0, fmt.Errorf("slots: message header is %d bytes, expected %d", got, header)
+	}
+	return offset, length, nil
+}
+
+// sliceWriter writes into a fixed slice and refuses to go past its end.
+type sliceWriter struct {
+	buf []byte
+	n   int
+}
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	if len(p) > len(w.buf)-w.n {
+		return 0, fmt.Errorf("%w: %d more bytes past the end of the message", ErrTooLarge, len(p)-(len(w.buf)-w.n))
+	}
+	w.n += copy(w.buf[w.n:], p)
+	return len(p), nil
+}
