@@ -11,6 +11,7 @@ torch >= 2.4. 0.2.47 differs from 0.2.48 only in that table and in S3
 session options (neither is used here). The other way — a newer litdata
 under a newer torch (the PyPI torch 2.10 venv) — would give this one peer
 a different torch, NumPy and pyarrow from the rest, so it is not taken.
+The one other torch-1.13 adjustment: prefetch_factor=2 is passed (see _loader).
 
 Ranks: litdata reads rank and world size from torch.distributed, so a
 rank initializes a gloo process group (as a DDP trainer would) and each
@@ -95,7 +96,10 @@ class LitData(Loader):
         parts = [StreamingDataset(d, shuffle=True, seed=wl.seed, drop_last=True) for d in params["litdata"]]
         ds = CombinedStreamingDataset(parts, seed=wl.seed, weights=list(wl.weights), iterate_over_all=False)
         collate = collate_large if wl.name == "large" else None
-        return StreamingDataLoader(ds, batch_size=b, num_workers=0, collate_fn=collate, drop_last=True)
+        # prefetch_factor=2: torch 1.13's DataLoader default, which it requires
+        # with num_workers=0; litdata passes None there (torch >= 2.0's default).
+        return StreamingDataLoader(ds, batch_size=b, num_workers=0, collate_fn=collate, drop_last=True,
+                                   prefetch_factor=2)
 
     def _epochs(self, dl):
         while True:
