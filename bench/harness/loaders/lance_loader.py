@@ -4,7 +4,8 @@ LanceDataset.take(indices) per step.
 
 Lance has random access but no mixing and no resume of its own, so this
 module adds the smallest version of both that matches Weft's contract
-(``Mix`` below, 14 lines): exact per-batch shares (component c gets
+(``Mix`` below: 19 lines, docstring included; 28 with the step loop in
+``_batches`` that reads each step with take() and slices it per rank): exact per-batch shares (component c gets
 floor((s+1)·w_c·B) − floor(s·w_c·B) rows at step s, the rest go to the
 last one), each component read in a seeded permutation per epoch, so the
 rows of any step are a closed-form function of (seed, step) — resume at
@@ -109,7 +110,7 @@ class Lance(Loader):
     title = "Lance (pylance), take() per step"
     package = "pylance"
     how = ("lance.write_dataset per table; per step LanceDataset.take(indices) of an exact 0.3/0.7 share of B "
-           "from a seeded per-epoch permutation of each table (Mix, 14 lines written here: Lance has no mix or resume)")
+           "from a seeded per-epoch permutation of each table (Mix, 19 lines written here: Lance has no mix or resume)")
 
     def prepare(self, h, wl):
         out = h.work / "lance" / wl.name
