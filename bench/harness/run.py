@@ -120,7 +120,7 @@ def versions():
     from importlib import metadata
 
     out = {}
-    for d in ("torch", "numpy", "pyarrow", "mosaicml-streaming", "datasets", "huggingface-hub", "weft",
+    for d in ("torch", "numpy", "pyarrow", "mosaicml-streaming", "datasets", "huggingface-hub", "pylance", "litdata", "weft",
               "matplotlib", "transformers"):
         try:
             out[d] = metadata.version(d)

@@ -3,7 +3,7 @@
 Runs with any python3; the venv is made from Debian's /usr/bin/python3 with
 --system-site-packages so that python3-torch (1.13) and python3-numpy are
 the torch and numpy every loader uses. pip never installs torch or any
-nvidia package here: mosaicml-streaming is installed with --no-deps and the
+nvidia package here: mosaicml-streaming and litdata are installed with --no-deps and the
 result is checked.
 """
 
@@ -99,10 +99,11 @@ def verify():
     bad = [line for line in out.stdout.splitlines() if line.lower().startswith(FORBIDDEN)]
     if bad:
         sys.exit(f"[venv] pip installed {bad} into {VENV}; the benchmark must use Debian's torch")
-    code = ("import torch, torchvision, numpy, pyarrow, matplotlib, psutil, datasets, streaming; "
+    code = ("import torch, torchvision, numpy, pyarrow, matplotlib, psutil, datasets, streaming, lance, litdata; "
             "print('torch', torch.__version__, torch.__file__); print('numpy', numpy.__version__); "
             "print('pyarrow', pyarrow.__version__); print('datasets', datasets.__version__); "
-            "print('streaming', streaming.__version__)")
+            "print('streaming', streaming.__version__); print('pylance', lance.__version__); "
+            "print('litdata', litdata.__version__)")
     run([python(), "-c", code])
 
 

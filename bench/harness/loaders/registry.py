@@ -2,7 +2,7 @@
 
 import importlib
 
-MODULES = ["torch_dl", "mosaic", "hf", "weft_loader"]
+MODULES = ["torch_dl", "mosaic", "hf", "lance_loader", "litdata_loader", "weft_loader"]
 
 
 def all_loaders():
