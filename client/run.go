@@ -80,6 +80,9 @@ type Step struct {
 	Parts []arrow.RecordBatch
 	// Messages is how many Flight messages carried the step.
 	Messages int
+	// Slot is where the step lay in host shared memory (ReadRankShm);
+	// nil for a step that came as Flight messages.
+	Slot *SlotDescriptor
 }
 
 // Rows is the number of rows of the step.

@@ -26,6 +26,7 @@ import (
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -90,6 +91,8 @@ type envOpts struct {
 	token string
 	// appendCheck is Parts.AppendCheck.
 	appendCheck func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
+	// budget is Parts.Budget (nil: unlimited).
+	budget *membudget.Budget
 }
 
 // newEnv serves b on a free loopback port; cleanup stops the server and
@@ -133,7 +136,7 @@ func newEnv(t *testing.T, b bucket.Bucket, o envOpts) *env {
 	}
 	eng, err := mix.New(ts, mo)
 	require.NoError(t, err)
-	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng, Authenticator: o.authn, AppendCheck: o.appendCheck}, fo)
+	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng, Authenticator: o.authn, AppendCheck: o.appendCheck, Budget: o.budget}, fo)
 	require.NoError(t, err)
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

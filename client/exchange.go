@@ -1,0 +1,286 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sys/unix"
+)
+
+// ReadRankShm streams a rank's steps as ReadRank does, over DoExchange
+// asking for host slots (docs/flight.md, "Host slots"): on flightd's host
+// each step is read from a ring of shared memory that the client maps
+// read-only, and its slot is released when the loop continues. Steps the
+// server sends inline (too large for a slot), and the whole stream when
+// the server serves it plainly (another host, no ring), come as ReadRank
+// gets them; Step.Slot says which. A slot step's Batch lies on the
+// mapping, uncopied: it is valid until the loop continues, and Retain
+// does not keep it longer (the server rewrites the slot after its
+// release): copy what must outlive the step.
+func (c *Client) ReadRankShm(ctx context.Context, ep RankEndpoint) iter.Seq2[*Step, error] {
+	return c.ReadRankExchange(ctx, ep, DeliveryShm)
+}
+
+// ReadRankExchange is ReadRankShm with the delivery to ask for:
+// DeliveryShm, or DeliveryFlight for the plain stream over DoExchange.
+func (c *Client) ReadRankExchange(ctx context.Context, ep RankEndpoint, delivery string) iter.Seq2[*Step, error] {
+	return func(yield func(*Step, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		x, err := c.openExchange(ctx, ep.Ticket, delivery)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer x.close()
+		x.steps(yield)
+	}
+}
+
+// rankExchange is the client side of one rank exchange.
+type rankExchange struct {
+	c      *Client
+	stream arrowflight.FlightService_DoExchangeClient
+	feed   *messageFeed
+	rdr    *ipc.Reader
+	header *SlotsHeader // nil: plain delivery
+	mapped []byte       // the ring, mapped read-only
+}
+
+func (c *Client) openExchange(ctx context.Context, ticket []byte, delivery string) (*rankExchange, error) {
+	cmd, err := json.Marshal(ExchangeCommand{RankExchange: &RankExchange{Ticket: ticket, Delivery: delivery}})
+	if err != nil {
+		return nil, err
+	}
+	stream, err := c.fc.DoExchange(ctx)
+	if err != nil {
+		return nil, fromWire(err)
+	}
+	x := &rankExchange{c: c, stream: stream, feed: &messageFeed{}}
+	// A failed send (io.EOF) means the call ended: Recv says why.
+	if err := stream.Send(&arrowflight.FlightData{FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd}}); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fromWire(err)
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: the exchange ended before its schema", ErrBadResponse)
+		}
+		return nil, fromWire(err)
+	}
+	// A plain stream's schema message may carry the first step's
+	// app_metadata (as DoGet's does): only "delivery" marks a header.
+	var h SlotsHeader
+	if len(first.GetAppMetadata()) > 0 && json.Unmarshal(first.GetAppMetadata(), &h) == nil && h.Delivery != "" {
+		if h.Delivery != DeliveryShm || h.Ring == "" {
+			return nil, fmt.Errorf("%w: exchange header %q", ErrBadResponse, first.GetAppMetadata())
+		}
+		x.header = &h
+		if x.mapped, err = mapRing(h); err != nil {
+			return nil, err
+		}
+	}
+	x.feed.next = ipc.NewMessage(memory.NewBufferBytes(first.GetDataHeader()), memory.NewBufferBytes(first.GetDataBody()))
+	if x.rdr, err = ipc.NewReaderFromMessageReader(x.feed, ipc.WithAllocator(c.mem)); err != nil {
+		x.close()
+		return nil, fmt.Errorf("%w: schema: %w", ErrBadResponse, err)
+	}
+	return x, nil
+}
+
+// mapRing maps a ring's file read-only and checks its size.
+func mapRing(h SlotsHeader) ([]byte, error) {
+	f, err := os.Open(h.Ring)
+	if err != nil {
+		return nil, fmt.Errorf("open the ring: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat the ring: %w", err)
+	}
+	if want := int64(h.Slots) * h.SlotBytes; h.Slots < 1 || h.SlotBytes < 1 || fi.Size() != want {
+		return nil, fmt.Errorf("%w: ring %s is %d bytes; the header says %d slots of %d", ErrBadResponse, h.Ring, fi.Size(), h.Slots, h.SlotBytes)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map the ring: %w", err)
+	}
+	return m, nil
+}
+
+func (x *rankExchange) close() {
+	if x.rdr != nil {
+		x.rdr.Release()
+	}
+	if x.mapped != nil {
+		_ = unix.Munmap(x.mapped)
+		x.mapped = nil
+	}
+}
+
+// record reads the batch of one message through the exchange's ipc reader.
+func (x *rankExchange) record(msg *ipc.Message) (arrow.RecordBatch, error) {
+	x.feed.next = msg
+	if !x.rdr.Next() {
+		if err := x.rdr.Err(); err != nil {
+			return nil, fmt.Errorf("%w: record batch: %w", ErrBadResponse, err)
+		}
+		return nil, fmt.Errorf("%w: a message that is not a record batch", ErrBadResponse)
+	}
+	return x.rdr.RecordBatch(), nil
+}
+
+// slotMessage is the IPC message a descriptor names, on the mapping.
+func (x *rankExchange) slotMessage(d *SlotDescriptor) (*ipc.Message, error) {
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: slot descriptor: %w", ErrBadResponse, err)
+	}
+	if x.header == nil || d.Ring != x.header.Ring || d.Offset+d.Length > int64(len(x.mapped)) || d.Length < 8 {
+		return nil, fmt.Errorf("%w: slot descriptor %+v outside the exchange's ring", ErrBadResponse, *d)
+	}
+	b := x.mapped[d.Offset : d.Offset+d.Length]
+	if binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
+		return nil, fmt.Errorf("%w: slot %d: no IPC continuation marker", ErrBadResponse, d.Slot)
+	}
+	n := int64(binary.LittleEndian.Uint32(b[4:]))
+	if 8+n > d.Length {
+		return nil, fmt.Errorf("%w: slot %d: metadata of %d bytes in a %d-byte message", ErrBadResponse, d.Slot, n, d.Length)
+	}
+	return ipc.NewMessage(memory.NewBufferBytes(b[8:8+n]), memory.NewBufferBytes(b[8+n:])), nil
+}
+
+func (x *rankExchange) release(d *SlotDescriptor) error {
+	meta, err := json.Marshal(SlotRelease{Slot: d.Slot, Generation: d.Generation})
+	if err != nil {
+		return err
+	}
+	if err := x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil && !errors.Is(err, io.EOF) {
+		return fromWire(err)
+	}
+	return nil // io.EOF: the server ended the call; Recv says how
+}
+
+// steps yields the exchange's steps, joining parts as ReadRank does.
+func (x *rankExchange) steps(yield func(*Step, error) bool) {
+	var parts []arrow.RecordBatch
+	var partStep int64
+	dropParts := func() {
+		for _, p := range parts {
+			p.Release()
+		}
+		parts = parts[:0]
+	}
+	defer dropParts()
+	for {
+		fd, err := x.stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			yield(nil, fromWire(err))
+			return
+		}
+		if len(fd.GetDataHeader()) == 0 { // a step in a slot
+			var meta SlotStepMetadata
+			if err := json.Unmarshal(fd.GetAppMetadata(), &meta); err != nil || meta.Slot == nil {
+				yield(nil, fmt.Errorf("%w: slot step app_metadata %q", ErrBadResponse, fd.GetAppMetadata()))
+				return
+			}
+			if len(parts) > 0 {
+				yield(nil, fmt.Errorf("%w: step %d came in a slot inside step %d's parts", ErrBadResponse, meta.Step, partStep))
+				return
+			}
+			msg, err := x.slotMessage(meta.Slot)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			rec, err := x.record(msg)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(&Step{Run: meta.Run, Step: meta.Step, Batch: rec, Messages: 1, Slot: meta.Slot}, nil) {
+				return
+			}
+			if err := x.release(meta.Slot); err != nil {
+				yield(nil, err)
+				return
+			}
+			continue
+		}
+		var meta StepMetadata
+		if err := json.Unmarshal(fd.GetAppMetadata(), &meta); err != nil {
+			yield(nil, fmt.Errorf("%w: step app_metadata: %w", ErrBadResponse, err))
+			return
+		}
+		rec, err := x.record(ipc.NewMessage(memory.NewBufferBytes(fd.GetDataHeader()), memory.NewBufferBytes(fd.GetDataBody())))
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if meta.Parts == 0 {
+			if len(parts) > 0 {
+				yield(nil, fmt.Errorf("%w: step %d ended after %d parts, before its last", ErrBadResponse, meta.Step, len(parts)))
+				return
+			}
+			if !yield(&Step{Run: meta.Run, Step: meta.Step, Batch: rec, Messages: 1}, nil) {
+				return
+			}
+			continue
+		}
+		if len(parts) == 0 {
+			partStep = meta.Step
+		}
+		if meta.Part != len(parts) || meta.Part >= meta.Parts || meta.Step != partStep {
+			yield(nil, fmt.Errorf("%w: step %d: got part %d of %d where part %d was due", ErrBadResponse, meta.Step, meta.Part, meta.Parts, len(parts)))
+			return
+		}
+		rec.Retain()
+		parts = append(parts, rec)
+		if len(parts) < meta.Parts {
+			continue
+		}
+		batch, err := concatBatches(x.c, parts)
+		dropParts()
+		if err != nil {
+			yield(nil, fmt.Errorf("step %d: reassemble %d parts: %w", meta.Step, meta.Parts, err))
+			return
+		}
+		ok := yield(&Step{Run: meta.Run, Step: meta.Step, Batch: batch, Messages: meta.Parts}, nil)
+		batch.Release()
+		if !ok {
+			return
+		}
+	}
+	if len(parts) > 0 {
+		yield(nil, fmt.Errorf("%w: the stream ended inside a step (after %d parts)", ErrBadResponse, len(parts)))
+	}
+}
+
+// messageFeed hands the ipc reader one message at a time.
+type messageFeed struct{ next *ipc.Message }
+
+func (f *messageFeed) Message() (*ipc.Message, error) {
+	if f.next == nil {
+		return nil, io.EOF
+	}
+	m := f.next
+	f.next = nil
+	return m, nil
+}
+
+func (f *messageFeed) Retain()  {}
+func (f *messageFeed) Release() {}
+
