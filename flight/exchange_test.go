@@ -322,11 +322,14 @@ func TestExchangePlainPeer(t *testing.T) {
 	require.Equal(t, plain, shm)
 	require.Empty(t, se.ringList())
 
-	// A release on a plain exchange is refused.
-	stream, h := rawExchange(ctxT(t), t, e, plan.Ranks[0].Ticket, client.DeliveryShm)
+	// A release on a plain exchange is refused. (A run of 20 MB: the
+	// server cannot finish its stream before the client reads on.)
+	e.mustPut("p", "main", "big", 0, 200, 50, 100<<10)
+	big, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 3, BatchSize: 8, Components: []client.Component{{Project: "p", Table: "big"}}}, 1)
+	require.NoError(t, err)
+	stream, h := rawExchange(ctxT(t), t, e, big.Ranks[0].Ticket, client.DeliveryShm)
 	require.Nil(t, h)
 	sendRelease(t, stream, `{"slot":0,"generation":1}`)
-	var err error
 	for err == nil {
 		_, err = stream.Recv()
 	}
