@@ -21,7 +21,7 @@ import (
 //	stat_media                           read on the project
 //	recipe (GetFlightInfo, GetSchema)    read on every component's project
 //	run by id                            read on every component's project; otherwise NotFound, as for an unknown run
-//	DoGet                                a ticket this store signed, and read on every project it names
+//	DoGet, DoExchange                    a ticket this store signed, and read on every project it names
 //	ListFlights                          the projects the token may read
 //	ListActions                          any valid token
 

@@ -37,6 +37,6 @@
 // 64-byte aligned, and returns where it lies in the slot; Slot.Descriptor
 // turns that into the client.SlotDescriptor sent to the client, who reads
 // it with pyarrow.ipc.read_record_batch on its mapping, copy-free. The
-// planned wire protocol (DoExchange: descriptors down, releases up) is in
-// docs/flight.md, "Host slots"; it is not served yet.
+// wire protocol (DoExchange: descriptors down, releases up), served by
+// package flight, is in docs/flight.md, "Host slots".
 package slots
