@@ -283,4 +283,3 @@ func (f *messageFeed) Message() (*ipc.Message, error) {
 
 func (f *messageFeed) Retain()  {}
 func (f *messageFeed) Release() {}
-

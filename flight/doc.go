@@ -30,6 +30,10 @@
 //     (Engine.PrepareScan, Scan.Steps) makes the windows' columns as for a
 //     run; endpoints are row ranges with signed tickets that carry the
 //     canonical windows, and DoGet streams steps like a rank stream's.
+//   - DoExchange (exchange.go) serves a rank ticket's steps as DoGet does
+//     (serveRank is shared), or, for a same-host client asking for
+//     "shm", in a ring of host shared-memory slots (package slots):
+//     descriptors down, releases up (docs/flight.md, "Host slots").
 //
 // Tickets are opaque to clients: "weft", a format version (2), a kind byte
 // (1 = scan, 2 = rank stream), a JSON payload, and an HMAC-SHA256 signature

@@ -266,7 +266,6 @@ func TestExchangeWaitsForRelease(t *testing.T) {
 	se.waitFreed(base)
 }
 
-
 // TestExchangeBadRelease: releases the ring refuses end the exchange with
 // their code, and free the ring.
 func TestExchangeBadRelease(t *testing.T) {
@@ -380,7 +379,10 @@ func TestExchangeFourRanks(t *testing.T) {
 	require.NoError(t, err)
 	global, err := e.readRank(ctxT(t), one.Ranks[0])
 	require.NoError(t, err)
-	type rows struct{ comps []int32; rows []int64 }
+	type rows struct {
+		comps []int32
+		rows  []int64
+	}
 	got := make([][]rows, 4)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
