@@ -178,6 +178,9 @@ func (x *exchange) release(fd *arrowflight.FlightData) error {
 func (s *Service) ringShape(stepBytes int64) (int, int64) {
 	n := max(3, s.opts.StreamSteps)
 	b := min(stepBytes+stepBytes/8+64<<10, s.opts.MaxStepBytes)
+	if s.slotBytes > 0 {
+		b = s.slotBytes
+	}
 	b = (b + slots.SlotAlign - 1) / slots.SlotAlign * slots.SlotAlign
 	return n, b
 }

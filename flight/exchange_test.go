@@ -39,12 +39,17 @@ type slotEnv struct {
 	rings  []*slots.Ring
 }
 
-func newSlotEnv(t *testing.T) *slotEnv {
+func newSlotEnv(t *testing.T, o ...envOpts) *slotEnv {
 	t.Helper()
 	b, err := membudget.New(membudget.Options{Total: 4 << 30, MaxWait: time.Second})
 	require.NoError(t, err)
 	se := &slotEnv{budget: b}
-	se.env = newEnv(t, bucket.NewMem(), envOpts{budget: b})
+	eo := envOpts{}
+	if len(o) > 0 {
+		eo = o[0]
+	}
+	eo.budget = b
+	se.env = newEnv(t, bucket.NewMem(), eo)
 	flight.SetRingHook(se.svc, func(r *slots.Ring) {
 		se.mu.Lock()
 		defer se.mu.Unlock()
@@ -145,6 +150,36 @@ func TestExchangeIdentical(t *testing.T) {
 		})
 	}
 	require.Len(t, se.ringList(), 3, "one ring per shm exchange, none for plain ones")
+}
+
+// TestExchangeInline: steps too large for a slot come inline (in parts
+// over StepMessageBytes), the others in slots, in one exchange; the steps
+// equal DoGet's.
+func TestExchangeInline(t *testing.T) {
+	se := newSlotEnv(t, envOpts{flight: func(o *flight.Options) { o.StepMessageBytes = 4 << 10 }})
+	e := se.env
+	flight.SetSlotBytes(e.svc, 4<<10)
+	e.createProject("p")
+	e.mustPut("p", "main", "a", 0, 400, 100, 16)
+	e.mustPut("p", "main", "big", 1000, 40, 20, 5<<10)
+	base := se.budget.Stats().Used
+	plan, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 5, BatchSize: 8, Components: []client.Component{{Project: "p", Table: "a", Weight: 0.9}, {Project: "p", Table: "big", Weight: 0.1}}}, 1)
+	require.NoError(t, err)
+	plain := readAll(t, e.c.ReadRank(ctxT(t), plan.Ranks[0]))
+	shm := readAll(t, e.c.ReadRankShm(ctxT(t), plan.Ranks[0]))
+	require.Len(t, shm, len(plain))
+	var inSlots, inline int
+	for i := range plain {
+		require.Equal(t, plain[i].bytes, shm[i].bytes, "step %d", i)
+		if shm[i].slot {
+			inSlots++
+		} else {
+			inline++
+		}
+	}
+	require.Positive(t, inSlots, "%d inline, %d rings", inline, len(se.ringList()))
+	require.Positive(t, inline)
+	se.waitFreed(base)
 }
 
 // putEpisodeTable stores an episode table and returns a recipe with a rows

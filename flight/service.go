@@ -51,6 +51,8 @@ type Service struct {
 	// when set (tests only), is called with each ring made.
 	slotDir  string
 	ringHook func(*slots.Ring)
+	// slotBytes, when positive (tests only), is every ring's slot size.
+	slotBytes int64
 }
 
 var _ arrowflight.FlightServer = (*Service)(nil)
