@@ -6,7 +6,7 @@ import (
 	"github.com/weftdata/weft/errdefs"
 )
 
-// Host-slot delivery (issue 14; planned, not served yet): a trainer on
+// Host-slot delivery (issue 14; DoExchange, flight/exchange.go): a trainer on
 // flightd's host is sent, per step, a SlotDescriptor instead of the step's
 // record batch, maps the ring's file and reads the batch from there; it
 // sends a SlotRelease when it is done with the step. See docs/flight.md,
@@ -59,4 +59,66 @@ func (r *SlotRelease) Validate() error {
 		return fmt.Errorf("%w: generation is %d; it must be 1 or more", errdefs.ErrInvalidArgument, r.Generation)
 	}
 	return nil
+}
+
+// Deliveries a RankExchange may ask for.
+const (
+	// DeliveryShm asks for host slots; a server that cannot serve them
+	// (the peer is not on its host, no ring could be made) answers with
+	// the plain stream.
+	DeliveryShm = "shm"
+	// DeliveryFlight asks for the plain stream over the exchange.
+	DeliveryFlight = "flight"
+)
+
+// ExchangeCommand is the CMD FlightDescriptor of a DoExchange: JSON
+// {"rank_exchange": {...}}.
+type ExchangeCommand struct {
+	RankExchange *RankExchange `json:"rank_exchange"`
+}
+
+// Validate checks that the command names one exchange.
+func (c *ExchangeCommand) Validate() error {
+	if c.RankExchange == nil {
+		return fmt.Errorf("%w: rank_exchange is missing; it is the only exchange", errdefs.ErrInvalidArgument)
+	}
+	return c.RankExchange.Validate()
+}
+
+// RankExchange asks for a rank's steps over DoExchange: Ticket is the
+// rank's endpoint ticket, as DoGet takes it (base64 in JSON), Delivery
+// DeliveryShm or DeliveryFlight.
+type RankExchange struct {
+	Ticket   []byte `json:"ticket"`
+	Delivery string `json:"delivery"`
+}
+
+// Validate checks the fields.
+func (r *RankExchange) Validate() error {
+	if len(r.Ticket) == 0 {
+		return fmt.Errorf("%w: ticket is missing or empty; pass the ticket of a rank endpoint", errdefs.ErrInvalidArgument)
+	}
+	if r.Delivery != DeliveryShm && r.Delivery != DeliveryFlight {
+		return fmt.Errorf("%w: delivery is %q; it must be %q or %q", errdefs.ErrInvalidArgument, r.Delivery, DeliveryShm, DeliveryFlight)
+	}
+	return nil
+}
+
+// SlotsHeader is the app_metadata of the first message (the schema) of a
+// rank exchange served with host slots: the ring the steps come in.
+// A plain exchange's first message has no app_metadata.
+type SlotsHeader struct {
+	Run       string `json:"run"`
+	Delivery  string `json:"delivery"` // DeliveryShm
+	Ring      string `json:"ring"`
+	Slots     int    `json:"slots"`
+	SlotBytes int64  `json:"slot_bytes"`
+}
+
+// SlotStepMetadata is the app_metadata of a step sent in a slot (a
+// message without body): {"run","step","slot":{...}}.
+type SlotStepMetadata struct {
+	Run  string          `json:"run"`
+	Step int64           `json:"step"`
+	Slot *SlotDescriptor `json:"slot"`
 }

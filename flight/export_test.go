@@ -1,5 +1,18 @@
 package flight
 
+import (
+	"context"
+
+	"github.com/weftdata/weft/slots"
+)
+
 // SetBeforeCall installs a hook run at the start of DoAction,
 // GetFlightInfo and DoGet (e.g. to force a panic).
 func SetBeforeCall(s *Service, f func(method string)) { s.beforeCall = f }
+
+// SetLocalPeer replaces the check of whether a call's peer is on this
+// host (to play a remote peer).
+func SetLocalPeer(s *Service, f func(ctx context.Context) bool) { s.localPeer = f }
+
+// SetRingHook installs a hook called with each host-slot ring made.
+func SetRingHook(s *Service, f func(*slots.Ring)) { s.ringHook = f }

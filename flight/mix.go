@@ -170,7 +170,24 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 // doGetRank streams a rank's steps: one record batch per step, with
 // app_metadata {"run","step"}, or, for a step over StepMessageBytes,
 // several zero-copy slices of it with {"run","step","part","parts"}.
-func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowflight.FlightService_DoGetServer) (err error) {
+func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowflight.FlightService_DoGetServer) error {
+	return s.serveRank(ctx, rt, func(run *mix.Run, _ int64) (rankSink, error) {
+		return s.newPlainSink(stream, run), nil
+	})
+}
+
+// rankSink sends a rank stream's steps: as DoGet does (plainSink) or in
+// host slots (exchange.go). close ends the sending; serveRank calls it once.
+type rankSink interface {
+	send(ctx context.Context, run mix.RunID, step int64, batch arrow.RecordBatch) error
+	close() error
+}
+
+// serveRank is a rank stream, whatever carries it: it checks the ticket's
+// run against its record, leases the stream's memory, opens the sink
+// (given the run and its estimated step bytes) and sends each step to it.
+// DoGet and DoExchange share it, so both refuse and serve alike.
+func (s *Service) serveRank(ctx context.Context, rt *rankTicket, open func(run *mix.Run, stepBytes int64) (rankSink, error)) (err error) {
 	run, err := s.mix.Load(ctx, rt.Run, rt.Project)
 	if err != nil {
 		return err
@@ -191,15 +208,18 @@ func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowfli
 	if err := s.checkStep(run.BatchSize(), rt.World, rowBytes); err != nil {
 		return err
 	}
-	_, _, cost := s.streamCost(rowBytes, int64(run.BatchSize()/rt.World))
+	step, _, cost := s.streamCost(rowBytes, int64(run.BatchSize()/rt.World))
 	lease, err := s.lease(ctx, cost, fmt.Sprintf("rank stream %d/%d of run %s", rt.Rank, rt.World, run.ID().Short()))
 	if err != nil {
 		return err
 	}
 	defer lease.Release()
-	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(run.Schema()), ipc.WithAllocator(s.mem))
+	sink, err := open(run, step)
+	if err != nil {
+		return err
+	}
 	defer func() {
-		if cerr := w.Close(); err == nil && cerr != nil {
+		if cerr := sink.close(); err == nil && cerr != nil {
 			err = fmt.Errorf("finish stream: %w", cerr)
 		}
 	}()
@@ -207,7 +227,7 @@ func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowfli
 		if err != nil {
 			return err
 		}
-		werr := s.sendStep(w, run.ID(), st.Step, st.Batch)
+		werr := sink.send(ctx, run.ID(), st.Step, st.Batch)
 		st.Batch.Release()
 		if werr != nil {
 			return fmt.Errorf("send step %d: %w", st.Step, werr)
@@ -215,6 +235,22 @@ func (s *Service) doGetRank(ctx context.Context, rt *rankTicket, stream arrowfli
 	}
 	return nil
 }
+
+// plainSink sends steps as record batch messages (sendStep).
+type plainSink struct {
+	s *Service
+	w *arrowflight.Writer
+}
+
+func (s *Service) newPlainSink(stream arrowflight.DataStreamWriter, run *mix.Run) *plainSink {
+	return &plainSink{s: s, w: arrowflight.NewRecordWriter(stream, ipc.WithSchema(run.Schema()), ipc.WithAllocator(s.mem))}
+}
+
+func (p *plainSink) send(_ context.Context, run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	return p.s.sendStep(p.w, run, step, batch)
+}
+
+func (p *plainSink) close() error { return p.w.Close() }
 
 // sendStep writes one step as one message, or as consecutive slices of
 // at most StepMessageBytes each (whole rows: a row larger than that is a

@@ -18,6 +18,7 @@ import (
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/slots"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -43,6 +44,13 @@ type Service struct {
 	// beforeCall, when set (tests only), runs at the start of DoAction,
 	// GetFlightInfo and DoGet with the method's name.
 	beforeCall func(method string)
+	// localPeer says whether a call's peer is on this host (isLocalPeer;
+	// tests replace it to play a remote peer).
+	localPeer func(ctx context.Context) bool
+	// slotDir is where host-slot rings are made ("": /dev/shm); ringHook,
+	// when set (tests only), is called with each ring made.
+	slotDir  string
+	ringHook func(*slots.Ring)
 }
 
 var _ arrowflight.FlightServer = (*Service)(nil)
@@ -92,7 +100,7 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, appendCheck: parts.AppendCheck, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger}
+	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, appendCheck: parts.AppendCheck, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger, localPeer: isLocalPeer}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

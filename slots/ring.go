@@ -289,6 +289,10 @@ func (r *Ring) Held() int {
 	return n
 }
 
+// Waiting is the number of Acquires blocked now, waiting for a release
+// (for tests and metrics).
+func (r *Ring) Waiting() int { return int(r.waiters.Load()) }
+
 // Close wakes waiting Acquires (ErrClosed), unmaps and unlinks the ring's
 // file and returns its bytes to the budget. It is idempotent. Writers must
 // have stopped using slot bytes before Close.

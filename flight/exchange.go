@@ -1,0 +1,294 @@
+package flight
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/peer"
+
+	"github.com/weftdata/weft/auth"
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/slots"
+)
+
+// DoExchange serves a rank's steps (docs/flight.md, "Host slots"): the
+// first client message's CMD descriptor is a client.ExchangeCommand with
+// the rank's ticket, verified as DoGet verifies it. With delivery "shm", a
+// peer on this host and a ring the budget allows, each step is written
+// into a slot of a ring in /dev/shm and only its descriptor is sent; the
+// client's messages release slots. Otherwise the exchange carries the same
+// messages as DoGet. Whenever the exchange ends, the ring's slots are
+// released, its file unlinked and its bytes returned to the budget.
+func (s *Service) DoExchange(stream arrowflight.FlightService_DoExchangeServer) error {
+	ctx := stream.Context()
+	s.hook("DoExchange")
+	return s.status(ctx, "DoExchange", s.doExchange(ctx, stream))
+}
+
+func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightService_DoExchangeServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: the exchange ended before its first message; send a CMD descriptor with {\"rank_exchange\": ...}", ErrBadRequest)
+		}
+		return err
+	}
+	d := first.GetFlightDescriptor()
+	if d == nil || d.GetType() != arrowflight.DescriptorCMD {
+		return fmt.Errorf("%w: the exchange's first message needs a CMD descriptor with {\"rank_exchange\": {\"ticket\", \"delivery\"}}", ErrBadRequest)
+	}
+	if err := s.checkLen("exchange command", d.GetCmd()); err != nil {
+		return err
+	}
+	var cmd client.ExchangeCommand
+	if err := decode(ErrBadRequest, "exchange command", d.GetCmd(), &cmd); err != nil {
+		return err
+	}
+	rx := cmd.RankExchange
+	kind, payload, err := s.decodeTicket(ctx, rx.Ticket)
+	if err != nil {
+		return err
+	}
+	if kind != kindRank {
+		return fmt.Errorf("%w: rank_exchange takes a rank ticket (an endpoint of a run plan), not a ticket of kind %d", ErrBadTicket, kind)
+	}
+	rt, err := decodeRankTicket(payload)
+	if err != nil {
+		return err
+	}
+	for _, p := range rt.projects() {
+		if err := allow(ctx, p, auth.Read); err != nil {
+			return err
+		}
+	}
+	release, err := s.slot(ctx, s.lim.streams, "DoGet streams", s.opts.MaxStreams, "--max-streams")
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	// The client's messages (releases) are read by their own goroutine; a
+	// bad one ends the exchange with its error.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	x := &exchange{s: s, stream: stream, cancel: cancel}
+	go x.readReleases()
+	err = s.serveRank(ctx, rt, func(run *mix.Run, stepBytes int64) (rankSink, error) {
+		if rx.Delivery == client.DeliveryShm && s.localPeer(ctx) {
+			if sink, ok := x.shmSink(ctx, run, stepBytes); ok {
+				return sink, nil
+			}
+		}
+		return s.newPlainSink(stream, run), nil
+	})
+	if cerr := context.Cause(ctx); cerr != nil && !errors.Is(cerr, context.Canceled) {
+		return cerr // a bad release, which cancelled the steps
+	}
+	return err
+}
+
+// isLocalPeer says whether the call's peer is on this host: a loopback IP
+// or a unix socket.
+func isLocalPeer(ctx context.Context) bool {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return false
+	}
+	switch a := p.Addr.(type) {
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	case *net.UnixAddr:
+		return true
+	}
+	return false
+}
+
+// exchange is one DoExchange's state shared with its release reader.
+type exchange struct {
+	s      *Service
+	stream arrowflight.FlightService_DoExchangeServer
+	cancel context.CancelCauseFunc
+
+	mu   sync.Mutex
+	ring *slots.Ring // nil: plain delivery (releases are refused)
+}
+
+// readReleases reads the client's messages until the stream ends: each
+// one with app_metadata must be a client.SlotRelease of a slot the client
+// holds. A message without app_metadata (pyarrow's writer.begin sends a
+// schema) is ignored. It leaves the ring to the handler, which closes it;
+// a release after that is refused by the ring and ends nothing.
+func (x *exchange) readReleases() {
+	for {
+		fd, err := x.stream.Recv()
+		if err != nil {
+			return // io.EOF: the client sends no more; else the call ended
+		}
+		if err := x.release(fd); err != nil {
+			x.cancel(err)
+			return
+		}
+	}
+}
+
+func (x *exchange) release(fd *arrowflight.FlightData) error {
+	if len(fd.GetAppMetadata()) == 0 {
+		return nil
+	}
+	if len(fd.GetDataBody()) > 0 {
+		return fmt.Errorf("%w: a release message has a body; send only app_metadata {\"slot\", \"generation\"}", ErrBadRequest)
+	}
+	if err := x.s.checkLen("slot release", fd.GetAppMetadata()); err != nil {
+		return err
+	}
+	var r client.SlotRelease
+	if err := decode(ErrBadRequest, "slot release", fd.GetAppMetadata(), &r); err != nil {
+		return err
+	}
+	x.mu.Lock()
+	ring := x.ring
+	x.mu.Unlock()
+	if ring == nil {
+		return fmt.Errorf("%w: a slot release on an exchange served without host slots (plain delivery); send no messages", ErrBadRequest)
+	}
+	if err := ring.Release(r.Slot, r.Generation); err != nil {
+		if errors.Is(err, slots.ErrClosed) {
+			return nil // the exchange is ending
+		}
+		return fmt.Errorf("slot release: %w", err)
+	}
+	return nil
+}
+
+// ringShape is the ring of a stream whose steps are about stepBytes: one
+// slot per step the stream holds (StreamSteps, mix's Prefetch + 2; at
+// least 3), each the step's estimate plus an eighth and 64 KiB for the
+// IPC framing and rows wider than the average, rounded up to
+// slots.SlotAlign, at most MaxStepBytes (rounded up). A step that does
+// not fit goes inline.
+func (s *Service) ringShape(stepBytes int64) (int, int64) {
+	n := max(3, s.opts.StreamSteps)
+	b := min(stepBytes+stepBytes/8+64<<10, s.opts.MaxStepBytes)
+	b = (b + slots.SlotAlign - 1) / slots.SlotAlign * slots.SlotAlign
+	return n, b
+}
+
+// shmSink makes the exchange's ring and sends its header (the schema
+// message with app_metadata client.SlotsHeader). ok is false when no ring
+// could be made (no /dev/shm, a full tmpfs, the budget): the caller then
+// serves plainly, nothing having been sent.
+func (x *exchange) shmSink(ctx context.Context, run *mix.Run, stepBytes int64) (rankSink, bool) {
+	s := x.s
+	n, b := s.ringShape(stepBytes)
+	o := slots.Options{Dir: s.slotDir, Slots: n, SlotBytes: b, Budget: s.budget}
+	ring, err := slots.NewRing(ctx, o)
+	if err != nil {
+		s.log.InfoContext(ctx, "host slots unavailable: serving the plain stream", "err", err)
+		return nil, false
+	}
+	if s.ringHook != nil {
+		s.ringHook(ring)
+	}
+	sink := &shmSink{s: s, x: x, ring: ring, schema: run.Schema()}
+	meta, err := json.Marshal(client.SlotsHeader{Run: string(run.ID()), Delivery: client.DeliveryShm, Ring: ring.Path(), Slots: ring.Slots(), SlotBytes: ring.SlotBytes()})
+	if err == nil {
+		err = sink.sendSchema(meta)
+	}
+	if err != nil {
+		ring.Close()
+		// The header may be half sent: fail rather than serve plainly.
+		return &failedSink{err: err}, true
+	}
+	x.mu.Lock()
+	x.ring = ring
+	x.mu.Unlock()
+	return sink, true
+}
+
+// failedSink fails the stream with err at its first step.
+type failedSink struct{ err error }
+
+func (f *failedSink) send(context.Context, mix.RunID, int64, arrow.RecordBatch) error { return f.err }
+func (f *failedSink) close() error                                                    { return nil }
+
+// shmSink writes each step into a slot and sends its descriptor; a step
+// that does not fit a slot is sent inline, as DoGet sends it.
+type shmSink struct {
+	s      *Service
+	x      *exchange
+	ring   *slots.Ring
+	schema *arrow.Schema
+	inline *arrowflight.Writer // made at the first inline step
+}
+
+func (k *shmSink) sendSchema(meta []byte) error {
+	p := ipc.GetSchemaPayload(k.schema, k.s.mem)
+	defer p.Release()
+	m := p.Meta()
+	defer m.Release()
+	return k.x.stream.Send(&arrowflight.FlightData{DataHeader: m.Bytes(), AppMetadata: meta})
+}
+
+func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	slot, err := k.ring.Acquire(ctx) // waits while the client holds every slot
+	if err != nil {
+		return err
+	}
+	off, n, err := slots.WriteRecordBatch(slot, batch)
+	if errors.Is(err, slots.ErrTooLarge) {
+		if err := slot.Release(); err != nil {
+			return err
+		}
+		if k.inline == nil {
+			// The schema went with the header: drop the writer's own.
+			k.inline = arrowflight.NewRecordWriter(&skipFirst{w: k.x.stream}, ipc.WithSchema(k.schema), ipc.WithAllocator(k.s.mem))
+		}
+		return k.s.sendStep(k.inline, run, step, batch)
+	}
+	if err != nil {
+		_ = slot.Release()
+		return err
+	}
+	desc := slot.Descriptor(off, n)
+	meta, err := json.Marshal(client.SlotStepMetadata{Run: string(run), Step: step, Slot: &desc})
+	if err != nil {
+		return err
+	}
+	return k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta})
+}
+
+// close releases every slot, unmaps and unlinks the ring and returns its
+// bytes to the budget. The client's mapping stays readable until it
+// unmaps it.
+func (k *shmSink) close() error {
+	var err error
+	if k.inline != nil {
+		err = k.inline.Close()
+	}
+	k.ring.ReleaseAll()
+	return errors.Join(err, k.ring.Close())
+}
+
+// skipFirst drops the first message written to it (an ipc writer's
+// schema, already sent with the slots header).
+type skipFirst struct {
+	w       arrowflight.DataStreamWriter
+	skipped bool
+}
+
+func (f *skipFirst) Send(fd *arrowflight.FlightData) error {
+	if !f.skipped {
+		f.skipped = true
+		return nil
+	}
+	return f.w.Send(fd)
+}
