@@ -12,11 +12,18 @@
 Nulls: floats become NaN; a null in an integer, boolean or list column has
 no tensor value and raises, naming the column (fill it in ``transform_fn``).
 Tensors own their memory (one copy out of the Arrow buffers), so a trainer
-may modify them in place.
+may modify them in place — except with ``views=True`` (host-slot delivery,
+``TrainLoader(delivery="shm")``): integer and floating columns and
+fixed-size lists of them without nulls (and not widened) are then read-only
+views on the batch's buffers (no copy; ``tensor.data_ptr()`` lies in the
+buffer), valid as long as those buffers are; booleans (bit-packed in Arrow),
+widened types and columns with nulls are still copied, binary and strings
+are copied once (into Python objects).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
@@ -34,6 +41,12 @@ Batch = dict[str, Any]
 
 _WIDEN = {pa.uint16(): np.int32, pa.uint32(): np.int64}
 
+# views=True wraps read-only Arrow memory on purpose (the tensors are
+# documented read-only); torch warns about that once per process. Silence it
+# for the calls made from this module only.
+warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
+                        module=__name__)
+
 
 def _is_number(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
@@ -45,9 +58,12 @@ def _no_nulls(name: str, arr: pa.Array) -> None:
                               "fill them (pyarrow.compute.fill_null) in transform_fn or in the table")
 
 
-def _numbers(name: str, arr: pa.Array) -> np.ndarray:
-    """A writable numpy copy of a numeric Arrow array."""
+def _numbers(name: str, arr: pa.Array, views: bool = False) -> np.ndarray:
+    """A writable numpy copy of a numeric Arrow array; with views, a
+    read-only view of its buffer where Arrow's layout is numpy's."""
     t = arr.type
+    if views and not arr.null_count and t not in _WIDEN and t != pa.uint64() and not pa.types.is_boolean(t):
+        return arr.to_numpy(zero_copy_only=True)
     if arr.null_count:
         if pa.types.is_floating(t):
             arr = pc.fill_null(arr, float("nan"))
@@ -64,7 +80,7 @@ def _numbers(name: str, arr: pa.Array) -> np.ndarray:
     return np.array(out, copy=True) if not out.flags.writeable else out
 
 
-def _fixed(name: str, arr: pa.Array) -> np.ndarray | None:
+def _fixed(name: str, arr: pa.Array, views: bool = False) -> np.ndarray | None:
     """(rows, *shape) numbers of a (nested) fixed-size list, or None if its
     leaves are not numbers."""
     shape = [len(arr)]
@@ -75,10 +91,10 @@ def _fixed(name: str, arr: pa.Array) -> np.ndarray | None:
         values = values.flatten()  # honours the slice offset
     if not _is_number(values.type):
         return None
-    return _numbers(name, values).reshape(shape)
+    return _numbers(name, values, views).reshape(shape)
 
 
-def column(name: str, arr: Union[pa.Array, pa.ChunkedArray]) -> Any:
+def column(name: str, arr: Union[pa.Array, pa.ChunkedArray], views: bool = False) -> Any:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     t = arr.type
@@ -86,9 +102,9 @@ def column(name: str, arr: Union[pa.Array, pa.ChunkedArray]) -> Any:
         arr = arr.dictionary_decode()
         t = arr.type
     if _is_number(t):
-        return torch.from_numpy(_numbers(name, arr))
+        return torch.from_numpy(_numbers(name, arr, views))
     if pa.types.is_fixed_size_list(t):
-        nd = _fixed(name, arr)
+        nd = _fixed(name, arr, views)
         if nd is not None:
             return torch.from_numpy(nd)
     if isinstance(t, pa.FixedShapeTensorType):
@@ -102,9 +118,12 @@ def column(name: str, arr: Union[pa.Array, pa.ChunkedArray]) -> Any:
     return arr.to_pylist()
 
 
-def to_tensors(batch: Union[pa.RecordBatch, pa.Table], decoder: Optional["VideoDecoder"] = None) -> Batch:
+def to_tensors(batch: Union[pa.RecordBatch, pa.Table], decoder: Optional["VideoDecoder"] = None,
+               views: bool = False) -> Batch:
     """{column name: tensor or list} of a record batch (or table). Video
-    windows are decoded by ``decoder`` (default: one in this thread)."""
+    windows are decoded by ``decoder`` (default: one in this thread). With
+    ``views``, numeric and fixed-size-list columns are read-only views on
+    the batch's memory (module docstring)."""
     out: Batch = {}
     for i, name in enumerate(batch.schema.names):
         arr = batch.column(i)
@@ -115,15 +134,15 @@ def to_tensors(batch: Union[pa.RecordBatch, pa.Table], decoder: Optional["VideoD
                 decoder = VideoDecoder(threads=1)
             out[name] = torch.from_numpy(decoder.window(name, arr))
         else:
-            out[name] = column(name, arr)
+            out[name] = column(name, arr, views)
     return out
 
 
-def convert(result: Any, decoder: Optional["VideoDecoder"] = None) -> Any:
+def convert(result: Any, decoder: Optional["VideoDecoder"] = None, views: bool = False) -> Any:
     """What a transform_fn result becomes: Arrow batches and tables → dicts of
     tensors; in a dict, numpy arrays → tensors; anything else as it is."""
     if isinstance(result, (pa.RecordBatch, pa.Table)):
-        return to_tensors(result, decoder)
+        return to_tensors(result, decoder, views)
     if isinstance(result, dict):
         return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) and v.dtype != object else v
                 for k, v in result.items()}

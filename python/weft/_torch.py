@@ -3,6 +3,7 @@ TrainLoader (a rank's batches of a deterministic mix, resumable)."""
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures as cf
 import json
 import multiprocessing
@@ -22,9 +23,12 @@ from ._client import Client, ScanRequest, join_steps, scan_batches, scan_steps
 from ._convert import convert, pin, to_device, to_tensors
 from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
 from ._recipe import Recipe, World, resolve_world
+from ._slots import Rings, SlotDescriptor, release_message
 from ._video import VideoDecoder
 
 STATE_FORMAT = 1
+
+DELIVERIES = ("auto", "shm", "flight")
 
 
 class ScanDataset(IterableDataset):
@@ -176,12 +180,25 @@ class TrainLoader:
     - ``decode_threads``: threads decoding a step's video windows (each
       segment once, with PyAV; default: one per CPU). Video windows become
       ``uint8 [B, T, H, W, 3]`` RGB tensors (docs/python.md, "Video windows").
+    - ``delivery``: "flight" (default) reads the rank's stream with DoGet;
+      "shm" asks flightd, on this host, for host slots (a DoExchange: each
+      step lies in a ring of shared memory the loader maps read-only) and
+      raises if it cannot have them; "auto" tries "shm" and falls back to
+      "flight" when the server answers with plain messages, has no
+      DoExchange, or the ring cannot be mapped. ``loader.delivery`` says
+      which path is in use. On "shm", numeric and fixed-size-list columns
+      are **read-only views** on the slot, valid until the next step is
+      taken (the loader then releases the slot and the server may rewrite
+      it): ``.clone()`` what must outlive the step or be written to. A
+      ``transform_fn`` sees the batch on the slot too; one that keeps its
+      memory past the step must copy it. Batches are byte-identical on
+      both paths, and resuming works the same.
     """
 
     def __init__(self, recipe: Recipe, device: Union[str, torch.device] = "cpu", world: Optional[World] = None,
                  transform_fn: Optional[Callable[[pa.RecordBatch], Any]] = None, map_workers: int = 0,
                  prefetch: int = 4, *, mp_context: Optional[str] = "spawn", retries: int = 3,
-                 decode_threads: Optional[int] = None):
+                 decode_threads: Optional[int] = None, delivery: str = "flight"):
         if not isinstance(recipe, Recipe):
             raise InvalidArgument(f"TrainLoader: recipe is a {type(recipe).__name__}; give weft.Recipe(...)")
         if isinstance(map_workers, bool) or not isinstance(map_workers, int) or map_workers < 0:
@@ -191,6 +208,8 @@ class TrainLoader:
         if decode_threads is not None and (isinstance(decode_threads, bool) or not isinstance(decode_threads, int)
                                            or decode_threads < 1):
             raise InvalidArgument(f"TrainLoader: decode_threads {decode_threads!r} must be an integer ≥ 1 (or None)")
+        if delivery not in DELIVERIES:
+            raise InvalidArgument(f"TrainLoader: delivery {delivery!r} must be one of {', '.join(DELIVERIES)}")
         if map_workers and transform_fn is None:
             raise InvalidArgument("TrainLoader: map_workers needs a transform_fn to run")
         self.recipe = recipe
@@ -210,6 +229,18 @@ class TrainLoader:
         self._decoder = VideoDecoder(decode_threads)
         self._active: Optional[_Prefetcher] = None
         self._replans = 0  # streams re-planned after the server went away
+        self._delivery_wanted = delivery
+        self._delivery: Optional[str] = None  # the path the latest stream took
+        self._no_shm: Optional[str] = None  # why "auto" gave host slots up
+
+    @property
+    def delivery(self) -> str:
+        """The path in use: "shm" or "flight" once a stream was opened
+        (before that, the one asked for, possibly "auto")."""
+        return self._delivery or self._delivery_wanted
+
+    def _want_shm(self) -> bool:
+        return self._delivery_wanted != "flight" and self._no_shm is None
 
     # ------------------------------------------------------------ the run
 
@@ -309,17 +340,23 @@ class TrainLoader:
         pool = self._map_pool()
         fetch = _Prefetcher(self, self._next, pool)
         self._active = fetch
+        held: Optional[_Slot] = None  # the slot of the step the trainer has
         try:
             while True:
                 item = fetch.get()
+                if held is not None:  # the next step is taken: the last one's slot goes back
+                    held.release()
+                    held = None
                 if item is None:
                     return
-                step, batch = item
+                step, batch, held = item
                 self._next = step + 1
                 if self.device.type != "cpu":
                     batch = to_device(batch, self.device)
                 yield batch
         finally:
+            if held is not None:
+                held.release()
             fetch.stop()
             if self._active is fetch:
                 self._active = None
@@ -374,6 +411,65 @@ def _reader_chunks(reader: fl.FlightStreamReader) -> Iterator[tuple[pa.RecordBat
         except StopIteration:
             return
         yield chunk.data, (chunk.app_metadata.to_pybytes() if chunk.app_metadata else None)
+
+
+class _NoShm(Exception):
+    """The server cannot serve this stream by host slots (the reason)."""
+
+
+class _ShmRefused(Unavailable):
+    """delivery="shm" and the server cannot serve host slots (not retried)."""
+
+
+class _Exchange:
+    """The upward half of a rank's DoExchange: slot releases, sent from
+    whichever thread lets a step go (the trainer's, a map pool's)."""
+
+    def __init__(self, writer: Any):
+        self.writer = writer
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def release(self, slot: "_Slot") -> None:
+        with self.lock:
+            if slot.released:
+                return
+            slot.released = True
+            if self.closed:
+                return  # the exchange ended: the server released every slot
+            try:
+                self.writer.write_metadata(release_message(slot.desc))
+            except FLIGHT_ERRORS:
+                self.closed = True  # the stream is gone (ended, cancelled): nothing holds the slot any more
+
+    def close(self) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            for end in (self.writer.done_writing, self.writer.close):
+                try:
+                    end()
+                except FLIGHT_ERRORS:
+                    pass
+
+
+class _Slot:
+    """A step's slot, released once (at the latest when the next step is taken)."""
+
+    __slots__ = ("exchange", "desc", "released")
+
+    def __init__(self, exchange: _Exchange, desc: SlotDescriptor):
+        self.exchange, self.desc, self.released = exchange, desc, False
+
+    def release(self) -> None:
+        self.exchange.release(self)
+
+
+def exchange_command(ticket: bytes, delivery: str = "shm") -> bytes:
+    """The CMD of a rank's DoExchange (docs/flight.md, "Host slots")."""
+    return json.dumps({"rank_exchange": {"ticket": base64.b64encode(ticket).decode(),
+                                         "delivery": delivery}}).encode()
 
 
 class _Prefetcher:
@@ -434,9 +530,9 @@ class _Prefetcher:
             except _Stop:
                 pass
 
-    def _chunks(self) -> Iterator[tuple[int, pa.RecordBatch]]:
-        """(step, batch) from the server, re-planning from the next step when
-        the server goes away (up to ``retries`` times in a row)."""
+    def _chunks(self) -> Iterator[tuple[int, pa.RecordBatch, Optional[_Slot]]]:
+        """(step, batch, slot or None) from the server, re-planning from the
+        next step when the server goes away (up to ``retries`` times in a row)."""
         loader = self.loader
         failures = 0
         while self.next < loader.steps:
@@ -444,20 +540,36 @@ class _Prefetcher:
                 info = loader._plan(self.next)
                 ticket = info.endpoints[loader.world.rank].ticket
                 with loader.client.session() as flight:
-                    with self.lock:
-                        if self.stopping.is_set():
-                            raise _Stop
-                        self.reader = flight.do_get(ticket)
-                    for step, batch in read_steps(self.reader, self.next):
-                        failures = 0
-                        self.next += 1
-                        yield step, batch
+                    if loader._want_shm():
+                        try:
+                            for item in self._exchange(flight, ticket):
+                                failures = 0
+                                self.next += 1
+                                yield item
+                        except _NoShm as e:
+                            if loader._delivery_wanted == "shm":
+                                raise _ShmRefused(f"run {loader._run} step {self.next}: delivery='shm' but {e}; "
+                                                  "use delivery='auto' or 'flight'") from None
+                            loader._no_shm = str(e)
+                            continue  # the same step, by DoGet
+                    else:
+                        with self.lock:
+                            if self.stopping.is_set():
+                                raise _Stop
+                            self.reader = flight.do_get(ticket)
+                        loader._delivery = "flight"
+                        for step, batch in read_steps(self.reader, self.next):
+                            failures = 0
+                            self.next += 1
+                            yield step, batch, None
                 if self.next < loader.steps:
                     raise WeftError(f"the stream of run {loader._run} ended at step {self.next}, "
                                     f"before the run's end ({loader.steps})")
             except (Unavailable, *FLIGHT_ERRORS) as e:
                 if self.stopping.is_set():
                     raise _Stop from e
+                if isinstance(e, _ShmRefused):
+                    raise
                 if not isinstance(e, Unavailable):
                     err = translate(e, loader.client.uri, f"run {loader._run} step {self.next}")
                     if not isinstance(err, Unavailable) or failures >= loader.retries:
@@ -471,23 +583,90 @@ class _Prefetcher:
                 with self.lock:
                     self.reader = None
 
-    def _finish(self, step: int, result: Any) -> tuple[int, Any]:
-        batch = convert(result, self.loader._decoder)
+    def _exchange(self, flight: fl.FlightClient, ticket: fl.Ticket) -> Iterator[tuple[int, pa.RecordBatch, Optional[_Slot]]]:
+        """The rank's steps over a DoExchange asking for host slots. A step
+        comes as a slot descriptor (read on the mapped ring) or inline as
+        plain messages; a server that sends only plain messages serves the
+        plain stream (delivery "flight"). Raises _NoShm, before any step,
+        when the server has no DoExchange, or when a ring cannot be mapped."""
+        loader = self.loader
+        descriptor = fl.FlightDescriptor.for_command(exchange_command(ticket.ticket))
+        with self.lock:
+            if self.stopping.is_set():
+                raise _Stop
+            try:
+                writer, reader = flight.do_exchange(descriptor)
+            except pa.ArrowNotImplementedError as e:
+                raise _NoShm(f"the server has no DoExchange ({type(e).__name__}); an older flightd?") from None
+            self.reader = reader
+        up = _Exchange(writer)
+        rings = Rings()
+        slots: dict[int, SlotDescriptor] = {}  # step → its slot, until join_steps hands the step on
+        seen = {"any": False, "shm": False}
+
+        def messages() -> Iterator[tuple[pa.RecordBatch, Optional[bytes]]]:
+            while True:
+                try:
+                    chunk = reader.read_chunk()
+                except StopIteration:
+                    return
+                except pa.ArrowNotImplementedError as e:
+                    if seen["any"]:
+                        raise
+                    raise _NoShm(f"the server has no DoExchange ({type(e).__name__}); an older flightd?") from None
+                first = not seen["any"]
+                seen["any"] = True
+                raw = chunk.app_metadata.to_pybytes() if chunk.app_metadata is not None else None
+                meta = json.loads(raw) if raw else {}
+                if chunk.data is not None:
+                    if first or not seen["shm"]:
+                        loader._delivery = "shm" if seen["shm"] else "flight"
+                        if not seen["shm"] and loader._delivery_wanted == "shm":
+                            raise _NoShm("the server answered with plain messages (not on its host, "
+                                         "or it cannot make a ring)")
+                    yield chunk.data, raw
+                    continue
+                if meta.get("delivery") == "shm":  # the stream's header: {"run","delivery","ring","slots","slot_bytes"}
+                    seen["shm"] = True
+                    continue
+                slot = meta.get("slot")
+                if not isinstance(slot, dict) or "step" not in meta:
+                    continue  # a message with nothing to read
+                desc = SlotDescriptor.from_json(slot)
+                try:
+                    batch = rings.read_batch(desc, reader.schema)
+                except OSError as e:
+                    raise _NoShm(f"the ring {desc.ring} cannot be mapped ({e})") from None
+                seen["shm"] = True
+                loader._delivery = "shm"
+                slots[meta["step"]] = desc
+                yield batch, raw
+
+        try:
+            for step, batch in join_steps(messages(), self.next):
+                desc = slots.pop(step, None)
+                yield step, batch, (_Slot(up, desc) if desc is not None else None)
+        finally:
+            up.close()
+            rings.close()
+
+    def _finish(self, step: int, result: Any, slot: Optional[_Slot], views: bool) -> tuple[int, Any, Optional[_Slot]]:
+        batch = convert(result, self.loader._decoder, views)
         if self.loader.device.type == "cuda":
             batch = pin(batch)
-        return step, batch
+        return step, batch, slot
 
     def _stream(self) -> None:
         fn = self.loader.transform_fn
         if self.pool is None:
-            for step, batch in self._chunks():
+            for step, batch, slot in self._chunks():
                 if fn is not None:
                     try:
                         batch = fn(batch)
                     except Exception as e:
                         raise TransformError(f"transform_fn raised {type(e).__name__}: {e} on step {step}\n\n"
                                              f"{traceback.format_exc()}") from e
-                self._put(("batch", self._finish(step, batch)))
+                self._put(("batch", self._finish(step, batch, slot, slot is not None)))
             return
         assert fn is not None  # TrainLoader insists on a transform_fn for map_workers
         pending: deque = deque()
@@ -497,11 +676,14 @@ class _Prefetcher:
         while pending or not done:
             while not done and len(pending) < window:
                 try:
-                    step, batch = next(chunks)
+                    step, batch, slot = next(chunks)
                 except StopIteration:
                     done = True
                     break
-                pending.append((step, self.pool.submit(_apply, fn, batch)))
+                future = self.pool.submit(_apply, fn, batch)
+                if slot is not None:  # the worker has its own copy once it answered: the slot goes back
+                    future.add_done_callback(lambda _, slot=slot: slot.release())
+                pending.append((step, future))
             if not pending:
                 break
             step, future = pending.popleft()
@@ -512,4 +694,4 @@ class _Prefetcher:
             if not ok:
                 raise TransformError(f"transform_fn raised {value[0]} on step {step} in a map worker; "
                                      f"its traceback:\n\n{value[1]}")
-            self._put(("batch", self._finish(step, value)))
+            self._put(("batch", self._finish(step, value, None, False)))

@@ -1,0 +1,253 @@
+"""TrainLoader(delivery=...): host slots (issue 14, docs/flight.md "Host
+slots") against a real flightd. The shm tests need a flightd that serves
+DoExchange with slots; against one without they skip loudly (never counted
+as passing). The fallback tests run against any flightd."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import torch
+
+import weft
+from weftflight import make_table
+
+RINGS = "/dev/shm/weft-ring-*"
+
+
+@pytest.fixture
+def wc(server):
+    c = weft.Client(server.location)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def small(wc):
+    br = wc.create_project("p").branch("main")
+    br.table("a").append(make_table(0, 941).to_batches(max_chunksize=400))
+    br.table("b").append(make_table(0, 2100))
+    return weft.Recipe(seed=2048, batch_size=64, components=[
+        weft.Component(br.table("a"), weight=0.3), weft.Component(br.table("b"), weight=0.7)])
+
+
+@pytest.fixture
+def large(wc):
+    """Rows of 100 KiB binary, a small batch."""
+    br = wc.create_project("big").branch("main")
+    rng = np.random.default_rng(7)
+    for name, n in (("a", 60), ("b", 90)):
+        blobs = [rng.bytes(100 * 1024) for _ in range(n)]
+        br.table(name).append(pa.table({"id": pa.array(range(n), pa.int64()), "blob": pa.array(blobs, pa.binary()),
+                                        "x": pa.array(rng.random(n), pa.float64())}))
+    return weft.Recipe(seed=5, batch_size=4, components=[
+        weft.Component(br.table("a"), weight=0.4), weft.Component(br.table("b"), weight=0.6)])
+
+
+def ipc_bytes(batch: pa.RecordBatch) -> bytes:
+    """The batch's IPC message (a copy: safe past the step)."""
+    return batch.serialize().to_pybytes()
+
+
+def kept(batch: dict) -> dict:
+    """A batch's tensors cloned (shm views are valid until the next step)."""
+    return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+
+
+def read(recipe, delivery, world=None, **kw):
+    """(delivery in use, [IPC bytes of each step's RecordBatch], [tensors])."""
+    raws, out = [], []
+
+    def rec(batch):
+        raws.append(ipc_bytes(batch))
+        return batch
+
+    with weft.TrainLoader(recipe, world=world, delivery=delivery, transform_fn=rec, **kw) as loader:
+        for batch in loader:
+            out.append(kept(batch))
+        return loader.delivery, raws, out
+
+
+def need_shm(delivery: str) -> None:
+    if delivery != "shm":
+        msg = "this flightd does not serve host slots (DoExchange): waits on the server side of issue 14"
+        print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
+        pytest.skip(msg)
+
+
+def same(a: list[dict], b: list[dict]) -> None:
+    assert len(a) == len(b)
+    for i, (x, y) in enumerate(zip(a, b)):
+        assert x.keys() == y.keys(), i
+        for k in x:
+            if isinstance(x[k], torch.Tensor):
+                assert x[k].dtype == y[k].dtype and x[k].shape == y[k].shape, (i, k)
+                assert x[k].numpy().tobytes() == y[k].numpy().tobytes(), (i, k)  # NaN-safe
+            else:
+                assert x[k] == y[k], (i, k)
+
+
+def test_delivery_is_checked():
+    with pytest.raises(weft.InvalidArgument, match="delivery 'tcp' must be one of auto, shm, flight"):
+        weft.TrainLoader(weft.Recipe(seed=1, batch_size=1, components=[
+            weft.Component(weft.Client("grpc://127.0.0.1:1").project("p").branch("main").table("t"))]),
+            delivery="tcp")
+
+
+def test_auto_falls_back_or_takes_slots(small):
+    """"auto" gives the same batches as "flight", by whichever path."""
+    d_flight, raw_f, out_f = read(small, "flight")
+    assert d_flight == "flight"
+    d_auto, raw_a, out_a = read(small, "auto")
+    assert d_auto in ("shm", "flight")
+    assert raw_a == raw_f
+    same(out_a, out_f)
+
+
+def test_shm_insists(small):
+    loader = weft.TrainLoader(small, delivery="shm")
+    try:
+        it = iter(loader)
+        first = next(it)
+    except weft.Unavailable as e:
+        assert "delivery='shm'" in str(e)
+        need_shm("flight")
+    else:
+        assert loader.delivery == "shm" and "_row" in first
+    finally:
+        loader.close()
+
+
+def _byte_identical(recipe) -> None:
+    d, raw_s, out_s = read(recipe, "shm" if _serves_shm(recipe) else "flight")
+    need_shm(d)
+    _, raw_f, out_f = read(recipe, "flight")
+    assert raw_s == raw_f, "every step's RecordBatch, all columns, byte for byte"
+    same(out_s, out_f)
+
+
+def test_byte_identical_small_rows(small):
+    _byte_identical(small)
+
+
+def test_byte_identical_large_rows(large):
+    _byte_identical(large)
+
+
+def _serves_shm(recipe) -> bool:
+    with weft.TrainLoader(recipe, delivery="auto", prefetch=1) as loader:
+        next(iter(loader))
+        return loader.delivery == "shm"
+
+
+def _mapping_of(addr: int) -> str | None:
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            lo, hi = (int(v, 16) for v in parts[0].split("-"))
+            if lo <= addr < hi:
+                return parts[5] if len(parts) > 5 else ""
+    return None
+
+
+def test_zero_copy_mode_and_release(small):
+    before = set(glob.glob(RINGS))
+    loader = weft.TrainLoader(small, delivery="auto", prefetch=2)
+    try:
+        for i, batch in enumerate(loader):
+            need_shm(loader.delivery)
+            for name in ("_row", "id", "_component"):  # numeric, no nulls (x has NaNs: copied)
+                where = _mapping_of(batch[name].data_ptr())
+                assert where is not None and where.startswith("/dev/shm/weft-ring-"), (name, where)
+            rings = set(glob.glob(RINGS)) - before
+            assert len(rings) == 1
+            ring = rings.pop()
+            assert stat.S_IMODE(os.stat(ring).st_mode) == 0o600
+            if i == 3:
+                break
+    finally:
+        loader.close()
+    # the exchange ended: the server unlinks the ring
+    assert not os.path.exists(ring)
+    rest = list(loader)  # continues at the next step, on a new ring
+    assert len(rest) == loader.steps - 4
+    assert set(glob.glob(RINGS)) - before == set()
+
+
+def test_resume_equals_flight(small):
+    _, _, whole = read(small, "flight")
+    loader = weft.TrainLoader(small, delivery="auto")
+    it = iter(loader)
+    for _ in range(5):
+        next(it)
+    need_shm(loader.delivery)
+    state = loader.state_dict()
+    loader.close()
+    resumed = weft.TrainLoader(small, delivery="shm")
+    resumed.load_state_dict(state)
+    same([kept(b) for b in resumed], whole[5:])
+    assert resumed.delivery == "shm"
+    resumed.close()
+
+
+def test_four_ranks_concatenate_to_world_one(small):
+    need_shm(read(small, "auto", prefetch=1)[0])
+    _, _, one = read(small, "flight", world=weft.World(0, 1))
+    ranks = [read(small, "shm", world=weft.World(r, 4)) for r in range(4)]
+    assert {d for d, _, _ in ranks} == {"shm"}
+    for i, step in enumerate(one):
+        for k, v in step.items():
+            parts = [ranks[r][2][i][k] for r in range(4)]
+            if isinstance(v, torch.Tensor):
+                # rank r holds positions r, r+4, …
+                joined = torch.stack(parts, 1).reshape(v.shape)
+                assert joined.numpy().tobytes() == v.numpy().tobytes(), (i, k)
+            else:
+                joined = [x for group in zip(*parts) for x in group]
+                assert joined == v, (i, k)
+
+
+def test_sigkill_frees_the_ring(small, tmp_path):
+    need_shm(read(small, "auto", prefetch=1)[0])
+    before = set(glob.glob(RINGS))
+    code = textwrap.dedent(f"""
+        import os, sys, time, weft
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        c = weft.Client({small.components[0].table.client.uri!r})
+        t = c.project("p").branch("main")
+        r = weft.Recipe(seed=2048, batch_size=64, components=[
+            weft.Component(t.table("a"), weight=0.3), weft.Component(t.table("b"), weight=0.7)])
+        loader = weft.TrainLoader(r, delivery="shm", prefetch=1)
+        it = iter(loader)
+        next(it)
+        print("holding", flush=True)
+        time.sleep(600)
+    """)
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "holding"
+        mine = set(glob.glob(RINGS)) - before
+        assert len(mine) == 1
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        ring = mine.pop()
+        for _ in range(200):  # the server notices the dead peer (no timing asserted: up to 20 s)
+            if not os.path.exists(ring):
+                break
+            import time
+            time.sleep(0.1)
+        assert not os.path.exists(ring), "the server frees a killed trainer's ring"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
