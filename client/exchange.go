@@ -191,6 +191,14 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 			yield(nil, fromWire(err))
 			return
 		}
+		if len(fd.GetDataHeader()) == 0 && isExchangeEnd(fd.GetAppMetadata()) {
+			// The last message: end our side, so the server ends the call.
+			if err := x.stream.CloseSend(); err != nil {
+				yield(nil, fromWire(err))
+				return
+			}
+			continue
+		}
 		if len(fd.GetDataHeader()) == 0 { // a step in a slot
 			var meta SlotStepMetadata
 			if err := json.Unmarshal(fd.GetAppMetadata(), &meta); err != nil || meta.Slot == nil {
@@ -283,3 +291,9 @@ func (f *messageFeed) Message() (*ipc.Message, error) {
 
 func (f *messageFeed) Retain()  {}
 func (f *messageFeed) Release() {}
+
+// isExchangeEnd says whether app_metadata is an ExchangeEnd.
+func isExchangeEnd(meta []byte) bool {
+	var e ExchangeEnd
+	return json.Unmarshal(meta, &e) == nil && e.End
+}

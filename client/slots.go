@@ -122,3 +122,14 @@ type SlotStepMetadata struct {
 	Step int64           `json:"step"`
 	Slot *SlotDescriptor `json:"slot"`
 }
+
+// ExchangeEnd is the app_metadata of the last message of a rank exchange
+// (a message without body), {"run", "end": true}, sent after its last
+// step: the client then ends its side of the stream (CloseSend; pyarrow:
+// writer.done_writing()), and the server ends the call. A call that ended
+// while the client's side was still open could be reset before the client
+// read the last steps.
+type ExchangeEnd struct {
+	Run string `json:"run"`
+	End bool   `json:"end"`
+}

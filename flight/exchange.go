@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
@@ -80,7 +81,7 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 	// bad one ends the exchange with its error.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	x := &exchange{s: s, stream: stream, cancel: cancel}
+	x := &exchange{s: s, stream: stream, cancel: cancel, done: make(chan struct{})}
 	go x.readReleases()
 	err = s.serveRank(ctx, rt, func(run *mix.Run, stepBytes int64) (rankSink, error) {
 		if rx.Delivery == client.DeliveryShm && s.localPeer(ctx) {
@@ -93,8 +94,30 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 	if cerr := context.Cause(ctx); cerr != nil && !errors.Is(cerr, context.Canceled) {
 		return cerr // a bad release, which cancelled the steps
 	}
+	if err == nil {
+		// Every step is sent: say so, and wait for the client to end its
+		// side (it does on this message) before the call ends. A call that
+		// ends while the client's side is open is reset, and the client
+		// may then lose the last messages it had not read yet.
+		meta, merr := json.Marshal(client.ExchangeEnd{Run: string(rt.Run), End: true})
+		if merr != nil {
+			return merr
+		}
+		if err := stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
+			return err
+		}
+		select {
+		case <-x.done:
+		case <-ctx.Done():
+		case <-time.After(exchangeEndWait):
+		}
+	}
 	return err
 }
+
+// exchangeEndWait bounds how long a finished exchange waits for its
+// client to end its side of the stream.
+const exchangeEndWait = 30 * time.Second
 
 // isLocalPeer says whether the call's peer is on this host: a loopback IP
 // or a unix socket.
@@ -117,6 +140,7 @@ type exchange struct {
 	s      *Service
 	stream arrowflight.FlightService_DoExchangeServer
 	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the client's side has ended
 
 	mu   sync.Mutex
 	ring *slots.Ring // nil: plain delivery (releases are refused)
@@ -128,6 +152,7 @@ type exchange struct {
 // schema) is ignored. It leaves the ring to the handler, which closes it;
 // a release after that is refused by the ring and ends nothing.
 func (x *exchange) readReleases() {
+	defer close(x.done)
 	for {
 		fd, err := x.stream.Recv()
 		if err != nil {

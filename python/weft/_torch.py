@@ -442,9 +442,26 @@ class _Exchange:
             except FLIGHT_ERRORS:
                 self.closed = True  # the stream is gone (ended, cancelled): nothing holds the slot any more
 
+    def end(self) -> None:
+        """The server sent its last step ({"run","end": true}): end our side
+        (done_writing), so it ends the call; later releases are moot (the
+        server releases every slot as the call ends)."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            try:
+                self.writer.done_writing()
+            except FLIGHT_ERRORS:
+                pass
+
     def close(self) -> None:
         with self.lock:
             if self.closed:
+                try:
+                    self.writer.close()
+                except FLIGHT_ERRORS:
+                    pass
                 return
             self.closed = True
             for end in (self.writer.done_writing, self.writer.close):
@@ -625,6 +642,9 @@ class _Prefetcher:
                             raise _NoShm("the server answered with plain messages (not on its host, "
                                          "or it cannot make a ring)")
                     yield chunk.data, raw
+                    continue
+                if meta.get("end") is True:  # {"run","end": true}: every step is sent
+                    up.end()
                     continue
                 if meta.get("delivery") == "shm":  # the stream's header: {"run","delivery","ring","slots","slot_bytes"}
                     seen["shm"] = True
