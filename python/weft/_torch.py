@@ -421,6 +421,13 @@ class _ShmRefused(Unavailable):
     """delivery="shm" and the server cannot serve host slots (not retried)."""
 
 
+def _releaser(slot: "_Slot") -> Callable[[Any], None]:
+    """A future's done-callback that releases slot."""
+    def done(_: Any) -> None:
+        slot.release()
+    return done
+
+
 class _Exchange:
     """The upward half of a rank's DoExchange: slot releases, sent from
     whichever thread lets a step go (the trainer's, a map pool's)."""
@@ -503,7 +510,7 @@ class _Prefetcher:
         self.thread = threading.Thread(target=self._run, name="weft-prefetch", daemon=True)
         self.thread.start()
 
-    def get(self) -> Optional[tuple[int, Any]]:
+    def get(self) -> Optional[tuple[int, Any, Optional["_Slot"]]]:
         kind, value = self.out.get()
         if kind == "error":
             raise value
@@ -702,7 +709,7 @@ class _Prefetcher:
                     break
                 future = self.pool.submit(_apply, fn, batch)
                 if slot is not None:  # the worker has its own copy once it answered: the slot goes back
-                    future.add_done_callback(lambda _, slot=slot: slot.release())
+                    future.add_done_callback(_releaser(slot))
                 pending.append((step, future))
             if not pending:
                 break
