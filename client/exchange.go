@@ -173,15 +173,8 @@ func (x *rankExchange) release(d *SlotDescriptor) error {
 
 // steps yields the exchange's steps, joining parts as ReadRank does.
 func (x *rankExchange) steps(yield func(*Step, error) bool) {
-	var parts []arrow.RecordBatch
-	var partStep int64
-	dropParts := func() {
-		for _, p := range parts {
-			p.Release()
-		}
-		parts = parts[:0]
-	}
-	defer dropParts()
+	j := &stepJoiner{c: x.c, join: true}
+	defer j.release()
 	for {
 		fd, err := x.stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -205,8 +198,8 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 				yield(nil, fmt.Errorf("%w: slot step app_metadata %q", ErrBadResponse, fd.GetAppMetadata()))
 				return
 			}
-			if len(parts) > 0 {
-				yield(nil, fmt.Errorf("%w: step %d came in a slot inside step %d's parts", ErrBadResponse, meta.Step, partStep))
+			if j.inside() {
+				yield(nil, fmt.Errorf("%w: step %d came in a slot inside step %d's parts", ErrBadResponse, meta.Step, j.partStep))
 				return
 			}
 			msg, err := x.slotMessage(meta.Slot)
@@ -238,42 +231,22 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 			yield(nil, err)
 			return
 		}
-		if meta.Parts == 0 {
-			if len(parts) > 0 {
-				yield(nil, fmt.Errorf("%w: step %d ended after %d parts, before its last", ErrBadResponse, meta.Step, len(parts)))
-				return
-			}
-			if !yield(&Step{Run: meta.Run, Step: meta.Step, Batch: rec, Messages: 1}, nil) {
-				return
-			}
-			continue
-		}
-		if len(parts) == 0 {
-			partStep = meta.Step
-		}
-		if meta.Part != len(parts) || meta.Part >= meta.Parts || meta.Step != partStep {
-			yield(nil, fmt.Errorf("%w: step %d: got part %d of %d where part %d was due", ErrBadResponse, meta.Step, meta.Part, meta.Parts, len(parts)))
-			return
-		}
-		rec.Retain()
-		parts = append(parts, rec)
-		if len(parts) < meta.Parts {
-			continue
-		}
-		batch, err := concatBatches(x.c, parts)
-		dropParts()
+		st, done, err := j.add(meta, rec)
 		if err != nil {
-			yield(nil, fmt.Errorf("step %d: reassemble %d parts: %w", meta.Step, meta.Parts, err))
+			yield(nil, err)
 			return
 		}
-		ok := yield(&Step{Run: meta.Run, Step: meta.Step, Batch: batch, Messages: meta.Parts}, nil)
-		batch.Release()
+		if st == nil {
+			continue // more parts are due
+		}
+		ok := yield(st, nil)
+		done()
 		if !ok {
 			return
 		}
 	}
-	if len(parts) > 0 {
-		yield(nil, fmt.Errorf("%w: the stream ended inside a step (after %d parts)", ErrBadResponse, len(parts)))
+	if err := j.end(); err != nil {
+		yield(nil, err)
 	}
 }
 

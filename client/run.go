@@ -137,66 +137,24 @@ func (c *Client) readSteps(ctx context.Context, ticket []byte, join bool) iter.S
 			return
 		}
 		defer r.Release()
-		var parts []arrow.RecordBatch
-		var partStep int64
-		release := func() {
-			for _, p := range parts {
-				p.Release()
-			}
-			parts = parts[:0]
-		}
-		defer release()
+		j := &stepJoiner{c: c, join: join}
+		defer j.release()
 		for r.Next() {
 			var meta StepMetadata
 			if err := json.Unmarshal(r.LatestAppMetadata(), &meta); err != nil {
 				yield(nil, fmt.Errorf("%w: step app_metadata: %w", ErrBadResponse, err))
 				return
 			}
-			rec := r.RecordBatch()
-			if meta.Parts == 0 {
-				if len(parts) > 0 {
-					yield(nil, fmt.Errorf("%w: step %d ended after %d parts, before its last", ErrBadResponse, meta.Step, len(parts)))
-					return
-				}
-				st := &Step{Run: meta.Run, Step: meta.Step, Messages: 1}
-				if join {
-					st.Batch = rec
-				} else {
-					st.Parts = []arrow.RecordBatch{rec}
-				}
-				if !yield(st, nil) {
-					return
-				}
-				continue
-			}
-			if len(parts) == 0 {
-				partStep = meta.Step
-			}
-			if meta.Part != len(parts) || meta.Part >= meta.Parts || meta.Step != partStep {
-				yield(nil, fmt.Errorf("%w: step %d: got part %d of %d where part %d was due", ErrBadResponse, meta.Step, meta.Part, meta.Parts, len(parts)))
-				return
-			}
-			rec.Retain()
-			parts = append(parts, rec)
-			if len(parts) < meta.Parts {
-				continue
-			}
-			if !join {
-				ok := yield(&Step{Run: meta.Run, Step: meta.Step, Parts: parts, Messages: meta.Parts}, nil)
-				release()
-				if !ok {
-					return
-				}
-				continue
-			}
-			batch, err := concatBatches(c, parts)
-			release()
+			st, done, err := j.add(meta, r.RecordBatch())
 			if err != nil {
-				yield(nil, fmt.Errorf("step %d: reassemble %d parts: %w", meta.Step, meta.Parts, err))
+				yield(nil, err)
 				return
 			}
-			ok := yield(&Step{Run: meta.Run, Step: meta.Step, Batch: batch, Messages: meta.Parts}, nil)
-			batch.Release()
+			if st == nil {
+				continue // more parts are due
+			}
+			ok := yield(st, nil)
+			done()
 			if !ok {
 				return
 			}
@@ -205,10 +163,84 @@ func (c *Client) readSteps(ctx context.Context, ticket []byte, join bool) iter.S
 			yield(nil, fromWire(err))
 			return
 		}
-		if len(parts) > 0 {
-			yield(nil, fmt.Errorf("%w: the stream ended inside a step (after %d parts)", ErrBadResponse, len(parts)))
+		if err := j.end(); err != nil {
+			yield(nil, err)
 		}
 	}
+}
+
+// stepJoiner reassembles a stream's steps from its messages: a message
+// whose StepMetadata has no Parts is a whole step; parts 0..Parts-1 of
+// one step, in order, are one. ReadRank, ReadRankParts, ReadScanSteps
+// and the exchange reader share it.
+type stepJoiner struct {
+	c        *Client
+	join     bool                // one Batch per step (else Step.Parts)
+	parts    []arrow.RecordBatch // of the step being joined, retained
+	partStep int64
+}
+
+// add takes one message's batch (still the reader's) and returns the step
+// it completes, or nil while parts are due. The step is valid until done
+// is called; the caller calls done once it is through with it.
+func (j *stepJoiner) add(meta StepMetadata, rec arrow.RecordBatch) (*Step, func(), error) {
+	if meta.Parts == 0 {
+		if len(j.parts) > 0 {
+			return nil, nil, fmt.Errorf("%w: step %d ended after %d parts, before its last", ErrBadResponse, meta.Step, len(j.parts))
+		}
+		st := &Step{Run: meta.Run, Step: meta.Step, Messages: 1}
+		if j.join {
+			st.Batch = rec
+		} else {
+			st.Parts = []arrow.RecordBatch{rec}
+		}
+		return st, func() {}, nil
+	}
+	if len(j.parts) == 0 {
+		j.partStep = meta.Step
+	}
+	if meta.Part != len(j.parts) || meta.Part >= meta.Parts || meta.Step != j.partStep {
+		return nil, nil, fmt.Errorf("%w: step %d: got part %d of %d where part %d was due", ErrBadResponse, meta.Step, meta.Part, meta.Parts, len(j.parts))
+	}
+	rec.Retain()
+	j.parts = append(j.parts, rec)
+	if len(j.parts) < meta.Parts {
+		return nil, nil, nil
+	}
+	if !j.join {
+		parts := j.parts
+		j.parts = nil
+		return &Step{Run: meta.Run, Step: meta.Step, Parts: parts, Messages: meta.Parts}, func() {
+			for _, p := range parts {
+				p.Release()
+			}
+		}, nil
+	}
+	batch, err := concatBatches(j.c, j.parts)
+	j.release()
+	if err != nil {
+		return nil, nil, fmt.Errorf("step %d: reassemble %d parts: %w", meta.Step, meta.Parts, err)
+	}
+	return &Step{Run: meta.Run, Step: meta.Step, Batch: batch, Messages: meta.Parts}, batch.Release, nil
+}
+
+// inside says whether a step's parts are being joined.
+func (j *stepJoiner) inside() bool { return len(j.parts) > 0 }
+
+// end is the stream's end: an error if it ended inside a step.
+func (j *stepJoiner) end() error {
+	if len(j.parts) > 0 {
+		return fmt.Errorf("%w: the stream ended inside a step (after %d parts)", ErrBadResponse, len(j.parts))
+	}
+	return nil
+}
+
+// release drops the parts held.
+func (j *stepJoiner) release() {
+	for _, p := range j.parts {
+		p.Release()
+	}
+	j.parts = j.parts[:0]
 }
 
 // concatBatches joins the parts of a step into one batch.
