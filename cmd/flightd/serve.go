@@ -54,8 +54,10 @@ const memoryHeadroom = 512 << 20
 // budget, for what no lease counts: the Go runtime and binary (an idle
 // flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
 // buffers, unary requests being decoded (each under --max-command-size),
-// and the garbage the collector has not reclaimed yet.
-const runtimeOverhead = 128 << 20
+// and the garbage the collector has not reclaimed yet. 128 MiB was not
+// enough: under full CI load (the collector starved of CPU) the abuse test
+// peaked 15-23 MiB over its 1 GiB limit, with a 57 MB request in flight.
+const runtimeOverhead = 192 << 20
 
 // runtimeSlack is how far under --memory-limit the Go runtime's soft
 // memory limit is set.
@@ -85,7 +87,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`, at least 256MiB): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 128MiB (runtime overhead), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; the Go runtime's soft memory limit is set to the budget ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`, at least 384MiB): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; the Go runtime's soft memory limit is set to the budget ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
 	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
 	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
 	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
