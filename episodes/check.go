@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
-	"github.com/weftdata/weft/video"
 )
 
 // BatchCheck checks one batch of a put before it is written
@@ -109,7 +107,7 @@ func (k *Kinds) AppendCheck(_ context.Context, p versions.ProjectName, _ version
 				}
 				d := seconds(t)
 				if _, err := x.FrameAt(d, tols[ci]); err != nil {
-					n := nearestFrame(x, d)
+					n, _ := x.Nearest(d, 0, x.Len()-1)
 					return fmt.Errorf("%w: %s: %s time %s has no frame in media %s within %s; the nearest is frame %d at %s",
 						ErrBadMedia, where, f.Name, formatSeconds(d), shortSHA(sha), strconv.FormatFloat(tols[ci].Seconds(), 'g', -1, 64)+"s", n, formatSeconds(x.FrameTime(n)))
 				}
@@ -133,19 +131,4 @@ func AppendCheck(src MediaSource) func(ctx context.Context, p versions.ProjectNa
 	opts.Media = src
 	k, _ := New(opts)
 	return k.AppendCheck
-}
-
-// nearestFrame is the display position of the frame nearest to t.
-func nearestFrame(x *video.Index, t time.Duration) int {
-	n := x.Len()
-	p := sort.Search(n, func(i int) bool { return x.FrameTime(i) >= t })
-	switch {
-	case p == 0:
-		return 0
-	case p == n:
-		return n - 1
-	case t-x.FrameTime(p-1) <= x.FrameTime(p)-t:
-		return p - 1
-	}
-	return p
 }

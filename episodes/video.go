@@ -471,21 +471,7 @@ func resolve(x *video.Index, c *videoComp, mo, first, last moment) ([]int, []boo
 // (0: half the frame interval on target's side of that frame), or the
 // span's edge frame as padding when target lies beyond it.
 func nearest(x *video.Index, target time.Duration, ff, fl int, tol time.Duration) (int, bool, error) {
-	p := ff + sort.Search(fl-ff+1, func(i int) bool { return x.FrameTime(ff+i) >= target })
-	best := -1
-	var bestD time.Duration
-	for _, c := range []int{p - 1, p} {
-		if c < ff || c > fl {
-			continue
-		}
-		d := x.FrameTime(c) - target
-		if d < 0 {
-			d = -d
-		}
-		if best < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
+	best, bestD := x.Nearest(target, ff, fl)
 	if tol == 0 {
 		// Half the interval to the neighbouring frame in the file, on
 		// target's side (the other side at the file's ends).

@@ -761,12 +761,23 @@ func (x *Index) FrameTime(i int) time.Duration { return x.Time(x.Frame(i).PTS) }
 // rates and edit lists are exact. With no frame in tolerance the error
 // wraps ErrNoFrame and names the nearest frame and its time.
 func (x *Index) FrameAt(t, tol time.Duration) (int, error) {
-	n := x.Len()
-	p := sort.Search(n, func(i int) bool { return x.FrameTime(i) >= t })
+	best, bestD := x.Nearest(t, 0, x.Len()-1)
+	if bestD > tol {
+		return -1, fmt.Errorf("%w: %v: the nearest is frame %d at %v (%v away, tolerance %v)", ErrNoFrame, t, best, x.FrameTime(best), bestD, tol)
+	}
+	return best, nil
+}
+
+// Nearest returns the display position in [first, last] (0 ≤ first ≤
+// last < Len) of the frame whose presentation time is nearest to t (the
+// earlier of two at the same distance), and that distance. It searches
+// the sample table, so variable frame rates and edit lists are exact.
+func (x *Index) Nearest(t time.Duration, first, last int) (int, time.Duration) {
+	p := first + sort.Search(last-first+1, func(i int) bool { return x.FrameTime(first+i) >= t })
 	best := -1
 	var bestD time.Duration
 	for _, c := range []int{p - 1, p} {
-		if c < 0 || c >= n {
+		if c < first || c > last {
 			continue
 		}
 		d := absDiff(x.FrameTime(c), t)
@@ -774,8 +785,5 @@ func (x *Index) FrameAt(t, tol time.Duration) (int, error) {
 			best, bestD = c, d
 		}
 	}
-	if bestD > tol {
-		return -1, fmt.Errorf("%w: %v: the nearest is frame %d at %v (%v away, tolerance %v)", ErrNoFrame, t, best, x.FrameTime(best), bestD, tol)
-	}
-	return best, nil
+	return best, bestD
 }
