@@ -251,3 +251,43 @@ def test_sigkill_frees_the_ring(small, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _blob_fixed(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """transform_fn: the 100 KiB blobs as fixed_size_binary, on the same memory."""
+    i = batch.schema.get_field_index("blob")
+    return batch.set_column(i, "blob", weft.fixed_size_binary(batch.column(i), "blob"))
+
+
+def test_fixed_size_binary_is_a_view_on_the_slot(large):
+    """Binary values of one length become uint8 [n, L]: a view on the slot
+    on "shm" (no copy), one copy on "flight"; equal bytes on both."""
+    loader = weft.TrainLoader(large, delivery="auto", transform_fn=_blob_fixed, prefetch=2)
+    shm = []
+    try:
+        for batch in loader:
+            need_shm(loader.delivery)
+            blob = batch["blob"]
+            assert blob.dtype == torch.uint8 and blob.shape[1:] == (100 * 1024,)
+            where = _mapping_of(blob.data_ptr())
+            assert where is not None and where.startswith("/dev/shm/weft-ring-"), where
+            shm.append(kept(batch))
+    finally:
+        loader.close()
+    with weft.TrainLoader(large, delivery="flight", transform_fn=_blob_fixed) as fl:
+        flight = [kept(b) for b in fl]
+    same(shm, flight)
+    # and against the variable-size column as Python bytes
+    _, _, plain = read(large, "flight")
+    for s, p in zip(flight, plain):
+        assert [bytes(r) for r in s["blob"].numpy()] == p["blob"]
+
+
+def test_fixed_size_binary_refuses_mixed_lengths():
+    with pytest.raises(weft.InvalidArgument, match="2 lengths"):
+        weft.fixed_size_binary(pa.array([b"a", b"bc"]), "blob")
+    with pytest.raises(weft.InvalidArgument, match="nulls"):
+        weft.fixed_size_binary(pa.array([b"ab", None]), "blob")
+    sliced = pa.array([b"ab", b"cd", b"ef"]).slice(1)
+    t = weft.to_tensors(pa.record_batch([weft.fixed_size_binary(sliced)], names=["x"]))
+    assert t["x"].tolist() == [[99, 100], [101, 102]]

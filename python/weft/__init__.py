@@ -23,7 +23,7 @@ from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, Permiss
 from ._recipe import Component, Recipe, Rows, ShuffleConfig, Video, Window, Windows, World
 
 if TYPE_CHECKING:
-    from ._convert import to_tensors
+    from ._convert import fixed_size_binary, to_tensors
     from ._torch import ScanDataset, TrainLoader
 
 __version__ = "0.1.0"
@@ -32,10 +32,10 @@ __all__ = [
     "Aborted", "AlreadyExists", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
     "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError",
     "ShuffleConfig", "Table", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftError",
-    "Window", "Windows", "World", "to_tensors",
+    "Window", "Windows", "World", "fixed_size_binary", "to_tensors",
 ]
 
-_TORCH = {"ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert"}
+_TORCH = {"ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert", "fixed_size_binary": "_convert"}
 
 
 def __getattr__(name: str) -> Any:
