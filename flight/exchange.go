@@ -17,6 +17,7 @@ import (
 
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/slots"
 )
@@ -82,6 +83,7 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	x := &exchange{s: s, stream: stream, cancel: cancel, done: make(chan struct{})}
+	defer x.closeRing() // after the wait for the client's end, below
 	go x.readReleases()
 	err = s.serveRank(ctx, rt, func(run *mix.Run, stepBytes int64) (rankSink, error) {
 		if rx.Delivery == client.DeliveryShm && s.localPeer(ctx) {
@@ -192,21 +194,38 @@ func (x *exchange) release(fd *arrowflight.FlightData) error {
 	return nil
 }
 
+// Ring sizes. A client holds the step it works on and the ones its
+// loader prefetched (weft.TrainLoader: 4 by default), and the server
+// builds StreamSteps ahead: a ring with fewer slots puts a release's round
+// trip on every step's path. Small steps get more slots, up to
+// ringSmallBytes in all.
+const (
+	ringClientSlots = 6
+	ringSmallBytes  = 4 << 20
+	ringMaxSlots    = 64
+)
+
 // ringShape is the ring of a stream whose steps are about stepBytes and
-// whose first step's message is firstBytes: one slot per step the stream
-// holds (StreamSteps, mix's Prefetch + 2; at least 3), each the larger of
-// the estimate plus an eighth and 64 KiB (IPC framing, rows wider than the
-// average) and the first step's message plus a half (the estimate counts
-// no video segments, and steps of windows vary), rounded up to
-// slots.SlotAlign, at most MaxStepBytes (rounded up). A step that does not
-// fit goes inline.
+// whose first step's message is firstBytes: StreamSteps + ringClientSlots
+// slots (at least 3; more for small steps, see ringSmallBytes), each the
+// larger of the estimate plus an eighth and 64 KiB (IPC framing, rows
+// wider than the average) and the first step's message plus a half (the
+// estimate counts no video segments, and steps of windows vary), rounded
+// up to slots.SlotAlign, at most MaxStepBytes (rounded up). A step that
+// does not fit goes inline.
 func (s *Service) ringShape(stepBytes, firstBytes int64) (int, int64) {
-	n := max(3, s.opts.StreamSteps)
 	b := min(max(stepBytes+stepBytes/8+64<<10, firstBytes+firstBytes/2), s.opts.MaxStepBytes)
 	if s.slotBytes > 0 {
 		b = s.slotBytes
 	}
 	b = (b + slots.SlotAlign - 1) / slots.SlotAlign * slots.SlotAlign
+	n := max(3, s.opts.StreamSteps+ringClientSlots)
+	if more := int(ringSmallBytes / b); more > n {
+		n = min(more, ringMaxSlots)
+	}
+	if firstBytes < s.opts.SlotInlineBytes {
+		n = 3 // steps like the first go inline: slots only for larger ones
+	}
 	return n, b
 }
 
@@ -243,6 +262,12 @@ func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, e
 	}
 	n, b := s.ringShape(k.estimate, need)
 	ring, err := slots.NewRing(ctx, slots.Options{Dir: s.slotDir, Slots: n, SlotBytes: b, Budget: s.budget})
+	for err != nil && errors.Is(err, errdefs.ErrResourceExhausted) && n > 3 {
+		// Not enough budget for the whole ring: fewer slots, at worst a
+		// release's round trip per step.
+		n = max(3, n/2)
+		ring, err = slots.NewRing(ctx, slots.Options{Dir: s.slotDir, Slots: n, SlotBytes: b, Budget: s.budget})
+	}
 	if err != nil {
 		s.log.InfoContext(ctx, "host slots unavailable: serving the plain stream", "err", err)
 		return false, nil
@@ -253,6 +278,11 @@ func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, e
 	meta, err := json.Marshal(client.SlotsHeader{Run: string(k.run.ID()), Delivery: client.DeliveryShm, Ring: ring.Path(), Slots: ring.Slots(), SlotBytes: ring.SlotBytes()})
 	if err == nil {
 		err = k.sendSchema(meta)
+	}
+	if err == nil {
+		// Again on its own: pyarrow's reader does not show the schema
+		// message's app_metadata, and the first steps may come inline.
+		err = k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta})
 	}
 	if err != nil {
 		ring.Close()
@@ -287,6 +317,9 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 			return k.plain.send(ctx, run, step, batch)
 		}
 	}
+	if recordBytes(batch) < k.s.opts.SlotInlineBytes {
+		return k.sendInline(run, step, batch)
+	}
 	slot, err := k.ring.Acquire(ctx) // waits while the client holds every slot
 	if err != nil {
 		return err
@@ -296,11 +329,7 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 		if err := slot.Release(); err != nil {
 			return err
 		}
-		if k.inline == nil {
-			// The schema went with the header: drop the writer's own.
-			k.inline = arrowflight.NewRecordWriter(&skipFirst{w: k.x.stream}, ipc.WithSchema(k.schema), ipc.WithAllocator(k.s.mem))
-		}
-		return k.s.sendStep(k.inline, run, step, batch)
+		return k.sendInline(run, step, batch)
 	}
 	if err != nil {
 		_ = slot.Release()
@@ -314,9 +343,29 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 	return k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta})
 }
 
-// close releases every slot, unmaps and unlinks the ring and returns its
-// bytes to the budget. The client's mapping stays readable until it
-// unmaps it.
+// recordBytes is the size of rec's rows in its buffers.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += rangeBytes(c, 0, int64(c.Len()))
+	}
+	return n
+}
+
+// sendInline sends a step as DoGet does, in the exchange.
+func (k *shmSink) sendInline(run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	if k.inline == nil {
+		// The schema went with the header: drop the writer's own.
+		k.inline = arrowflight.NewRecordWriter(&skipFirst{w: k.x.stream}, ipc.WithSchema(k.schema), ipc.WithAllocator(k.s.mem))
+	}
+	return k.s.sendStep(k.inline, run, step, batch)
+}
+
+// close ends the inline messages. The ring outlives it: the exchange
+// closes it (closeRing) when the call ends, after the client has ended its
+// side, so a client that is behind can still map it (a ring larger than
+// the rank's steps is filled and done with before the client reads the
+// first descriptor).
 func (k *shmSink) close() error {
 	var err error
 	if k.ring == nil && k.plain == nil {
@@ -329,11 +378,23 @@ func (k *shmSink) close() error {
 	if k.inline != nil {
 		err = errors.Join(err, k.inline.Close())
 	}
-	if k.ring != nil {
-		k.ring.ReleaseAll()
-		err = errors.Join(err, k.ring.Close())
-	}
 	return err
+}
+
+// closeRing releases every slot, unmaps and unlinks the ring (if one was
+// made) and returns its bytes to the budget. The client's mapping stays
+// readable until it unmaps it.
+func (x *exchange) closeRing() {
+	x.mu.Lock()
+	ring := x.ring
+	x.mu.Unlock()
+	if ring == nil {
+		return
+	}
+	ring.ReleaseAll()
+	if err := ring.Close(); err != nil {
+		x.s.log.Warn("close a slot ring", "ring", ring.Path(), "err", err)
+	}
 }
 
 // skipFirst drops the first message written to it (an ipc writer's

@@ -84,6 +84,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	sizeVar(fs, &cfg.flight.MaxRecvMessageBytes, "max-message-size", "largest gRPC message accepted, i.e. one DoPut batch (every put leases this much of --memory-limit while it runs; clients send pieces of 16MiB): a `SIZE` like 64MiB, 64KiB or 1048576")
 	size64Var(fs, &cfg.flight.BatchBytes, "scan-batch-size", "target `SIZE` of one DoGet batch; keep it under 4MiB, gRPC clients' default limit")
 	size64Var(fs, &cfg.flight.EndpointBytes, "scan-endpoint-size", "target Parquet `SIZE` of one scan endpoint (row groups are grouped into endpoints of about this size)")
+	size64Var(fs, &cfg.flight.SlotInlineBytes, "slot-inline-size", "host-slot delivery: steps smaller than this (`SIZE`) travel inline in the exchange, which costs less than a slot's round trip; 0 puts every step in a slot")
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")

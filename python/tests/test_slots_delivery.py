@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -19,9 +20,22 @@ import pytest
 import torch
 
 import weft
+from conftest import SMALL, Flightd
 from weftflight import make_table
 
 RINGS = "/dev/shm/weft-ring-*"
+
+
+@pytest.fixture
+def server(flightd_bin, store, tmp_path):
+    """flightd with every step in a slot (--slot-inline-size 0): the
+    fixtures' steps are a few KiB, which by default travel inline."""
+    d = Flightd(flightd_bin, store, tmp_path, (*SMALL, "--slot-inline-size", "0"))
+    d.start()
+    yield d
+    rc = d.stop()
+    print(d.log_text()[-20000:])
+    assert rc in (0, None, -signal.SIGKILL), f"flightd exited with {rc}"
 
 
 @pytest.fixture
@@ -160,6 +174,9 @@ def _mapping_of(addr: int) -> str | None:
 
 
 def test_zero_copy_mode_and_release(small):
+    # More steps than the ring has slots (up to 64): the ring is still
+    # there while the first steps are read.
+    small = weft.Recipe(seed=small.seed, batch_size=small.batch_size, components=small.components, steps=300)
     before = set(glob.glob(RINGS))
     loader = weft.TrainLoader(small, delivery="auto", prefetch=2)
     try:
@@ -176,7 +193,11 @@ def test_zero_copy_mode_and_release(small):
                 break
     finally:
         loader.close()
-    # the exchange ended: the server unlinks the ring
+    # the exchange ended: the server unlinks the ring as the call ends
+    for _ in range(500):
+        if not os.path.exists(ring):
+            break
+        time.sleep(0.01)
     assert not os.path.exists(ring)
     rest = list(loader)  # continues at the next step, on a new ring
     assert len(rest) == loader.steps - 4
@@ -291,3 +312,33 @@ def test_fixed_size_binary_refuses_mixed_lengths():
     sliced = pa.array([b"ab", b"cd", b"ef"]).slice(1)
     t = weft.to_tensors(pa.record_batch([weft.fixed_size_binary(sliced)], names=["x"]))
     assert t["x"].tolist() == [[99, 100], [101, 102]]
+
+
+def test_small_steps_travel_inline_by_default(flightd_bin, store, tmp_path):
+    """With flightd's default --slot-inline-size (64 KiB), steps of a few
+    KiB come inline in the host-slot exchange (copies, no ring memory),
+    larger ones in slots; the batches equal the Flight stream's."""
+    d = Flightd(flightd_bin, store, tmp_path / "default", SMALL)
+    (tmp_path / "default").mkdir()
+    d.start()
+    try:
+        c = weft.Client(d.location)
+        br = c.create_project("q").branch("main")
+        br.table("a").append(make_table(0, 941))
+        rng = np.random.default_rng(3)
+        br.table("big").append(pa.table({"id": pa.array(range(40), pa.int64()),
+                                         "blob": pa.array([rng.bytes(40 << 10) for _ in range(40)], pa.binary())}))
+        for table, batch, in_slot in (("a", 64, False), ("big", 4, True)):
+            recipe = weft.Recipe(seed=3, batch_size=batch, components=[weft.Component(br.table(table))])
+            used, raw_s, out_s = read(recipe, "shm")
+            assert used == "shm"
+            _, raw_f, out_f = read(recipe, "flight")
+            assert raw_s == raw_f
+            same(out_s, out_f)
+            with weft.TrainLoader(recipe, delivery="shm", prefetch=1) as loader:
+                first = next(iter(loader))
+                where = _mapping_of(first["id"].data_ptr()) or ""
+                assert where.startswith("/dev/shm/weft-ring-") == in_slot, (table, where)
+        c.close()
+    finally:
+        d.stop()
