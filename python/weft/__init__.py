@@ -24,19 +24,20 @@ from ._recipe import Component, Recipe, Rows, ShuffleConfig, Video, Window, Wind
 
 if TYPE_CHECKING:
     from ._convert import to_tensors
+    from ._checkpoints import Checkpoints
     from ._scan import ScanLoader
     from ._torch import ScanDataset, TrainLoader
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Aborted", "AlreadyExists", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
+    "Aborted", "AlreadyExists", "Checkpoints", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
     "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanLoader", "ScanPlan", "ScanRequest", "ServerError",
     "ShuffleConfig", "Table", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftError",
     "Window", "Windows", "World", "to_tensors",
 ]
 
-_TORCH = {"ScanLoader": "_scan", "ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert"}
+_TORCH = {"Checkpoints": "_checkpoints", "ScanLoader": "_scan", "ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert"}
 
 
 def __getattr__(name: str) -> Any:

@@ -913,10 +913,13 @@ def with_video_columns(table: pa.Table, files: dict[str, dict[Union[int, str], s
     return table.replace_schema_metadata(meta)
 
 
-def put_media(client: "Client", project: str, f: MediaFile) -> dict[str, Any]:
+def put_media(client: "Client", project: str, f: MediaFile, kind: Optional[str] = None) -> dict[str, Any]:
     """One DoPut of a media file (contract section 3): the server's
     PutResult ``{"sha256","size","stored",...}``."""
-    cmd = {"media": {"project": project, "sha256": f.sha256, "size": f.size, "name": os.path.basename(f.path)}}
+    cmd: dict[str, Any] = {"media": {"project": project, "sha256": f.sha256, "size": f.size,
+                                     "name": os.path.basename(f.path)}}
+    if kind is not None:
+        cmd["media"]["kind"] = kind
     descriptor = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
     try:
         with client.session() as flight:
