@@ -26,6 +26,7 @@ var actions = []action{
 	{"list_branches", `List a project's branches. Body {"project"}; result [{"branch","commit"}], sorted by name.`, (*Service).listBranches},
 	{"log", `List the commits reachable from a ref, newest first. Body {"project","ref","limit"?} (ref default "main"; no limit: all, up to the server's --max-list, 10,000 by default); result [{"commit","parent","time","message","tables"}].`, (*Service).logAction},
 	{"stat_media", `Whether a project holds a media object. Body {"project","sha256"}; result {"sha256","size","exists"} (size 0 when absent).`, (*Service).statMedia},
+	{"read_media", `Read a range of a media object's bytes. Body {"project","sha256","offset","length"} (length at most 256 MiB); results: the bytes in order, at most 4 MiB each (fewer bytes at the object's end).`, nil},
 }
 
 func actionNames() string {
@@ -58,6 +59,9 @@ func (s *Service) DoAction(a *arrowflight.Action, stream arrowflight.FlightServi
 			}
 			if err := s.checkLen(act.name+" body", a.GetBody()); err != nil {
 				return err
+			}
+			if act.name == client.ActionReadMedia {
+				return s.readMedia(ctx, a.GetBody(), func(b []byte) error { return stream.Send(&arrowflight.Result{Body: b}) })
 			}
 			res, err := act.run(s, ctx, a.GetBody())
 			if err != nil {

@@ -594,6 +594,42 @@ class ScanRequest:
         tables = [read_ticket(self.client, t) for t in plan.tickets]
         return pa.concat_tables(tables) if tables else plan.schema.empty_table()
 
+    # The seed's scan loaders (python/weft/_scan.py has the contract).
+
+    def to_data_loader(self, seed: Optional[int] = None, batch_size: int = 32, transform_fn: Any = None,
+                       map_workers: int = 0, device: Any = "cpu", **kw: Any) -> Any:
+        """This process's batches of one pass over the scan, in the order of
+        ``seed``: a ``weft.ScanLoader`` (resumable at the sample, with
+        ``state_dict()``). ``transform_fn(pyarrow.RecordBatch)`` runs per
+        batch, in ``map_workers`` processes when > 0."""
+        from ._scan import to_data_loader
+
+        return to_data_loader(self, seed, batch_size, transform_fn, map_workers, device, **kw)
+
+    def to_distributed_data_loader(self, world: Any = None, seed: Optional[int] = None, batch_size: int = 32,
+                                   **kw: Any) -> Any:
+        """A rank's batches (``batch_size`` rows per rank): ``world`` is
+        ``weft.World(rank, world_size)``, or None for torch.distributed /
+        $RANK, $WORLD_SIZE. Global batch n is the union of every rank's batch n."""
+        from ._scan import to_distributed_data_loader
+
+        return to_distributed_data_loader(self, world, seed, batch_size, **kw)
+
+    def resume_data_loader(self, checkpoint: dict[str, Any], batch_size: Optional[int] = None, **kw: Any) -> Any:
+        """A loader continuing at the checkpoint's sample (``loader.state_dict()``),
+        with any batch size and (``world=``) any world size."""
+        from ._scan import resume_data_loader
+
+        return resume_data_loader(self, checkpoint, batch_size, **kw)
+
+    def to_iterable_dataset(self, shuffle: Any = None, **kw: Any) -> Any:
+        """A torch ``IterableDataset`` of samples (one per row) in the order
+        of ``weft.ShuffleConfig(seed=, buffer_size=)``, split over ranks and
+        DataLoader workers: use ``DataLoader(ds, batch_size=32)``."""
+        from ._scan import to_iterable_dataset
+
+        return to_iterable_dataset(self, shuffle, **kw)
+
 
 def read_ticket(client: Client, ticket: bytes) -> pa.Table:
     try:
@@ -877,10 +913,13 @@ def with_video_columns(table: pa.Table, files: dict[str, dict[Union[int, str], s
     return table.replace_schema_metadata(meta)
 
 
-def put_media(client: "Client", project: str, f: MediaFile) -> dict[str, Any]:
+def put_media(client: "Client", project: str, f: MediaFile, kind: Optional[str] = None) -> dict[str, Any]:
     """One DoPut of a media file (contract section 3): the server's
     PutResult ``{"sha256","size","stored",...}``."""
-    cmd = {"media": {"project": project, "sha256": f.sha256, "size": f.size, "name": os.path.basename(f.path)}}
+    cmd: dict[str, Any] = {"media": {"project": project, "sha256": f.sha256, "size": f.size,
+                                     "name": os.path.basename(f.path)}}
+    if kind is not None:
+        cmd["media"]["kind"] = kind
     descriptor = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
     try:
         with client.session() as flight:
