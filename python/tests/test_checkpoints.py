@@ -84,13 +84,24 @@ def test_kill_during_save_leaves_previous(wc, server, tmp_path):
     src = tmp_path / "big.bin"
     with open(src, "wb") as f:
         f.truncate(300 << 20)  # sparse: quick to write, slow enough to upload
+    # The saver stops in the middle of its upload (after the first chunks
+    # went out) and says so; it is killed there: no timing.
     p = run_py("""
-        import sys, weft
+        import sys, threading, weft
+        from weft import _client
+        chunks = _client.media_chunks
+        def slow(*a, **kw):
+            for i, b in enumerate(chunks(*a, **kw)):
+                if i == 2:
+                    print("uploading", flush=True)
+                    threading.Event().wait()  # until killed
+                yield b
+        _client.media_chunks = slow
         c = weft.Client(sys.argv[1])
         weft.Checkpoints(c.project("p").branch("main").table("checkpoints")).save(step=2, model=sys.argv[2])
     """, server.location, src, wait=False)
-    time.sleep(1.5)  # hashing and uploading 300 MiB take longer
-    assert p.poll() is None, "the save ended before the kill; make the file larger"
+    line = p.stdout.readline()
+    assert line.strip() == b"uploading", (line, p.poll())
     p.send_signal(signal.SIGKILL)
     p.wait()
     assert ck.latest().step == 1
