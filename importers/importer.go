@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/errdefs"
@@ -133,6 +134,9 @@ type Options struct {
 	MaxDuration time.Duration
 	// ProgressEvery is the period of the progress callback.
 	ProgressEvery time.Duration
+	// AppendCheck, if set, builds the batch check of each data file (as
+	// flight.Parts.AppendCheck for puts: video rows must name frames).
+	AppendCheck func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
 	// Allocator for the batches formats build; nil: memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger; nil discards.
@@ -265,6 +269,7 @@ func (im *Importer) Import(ctx context.Context, req Request, progress ProgressFu
 
 	prog := newTracker(im.now)
 	w := newWriter(im.ts, p, b, t, im.opts.FileBytes, im.mem, prog)
+	w.check = im.opts.AppendCheck
 	stopTicks := im.tick(prog, progress)
 	ierr := format.Import(ctx, src, w, req.Options)
 	stopTicks()

@@ -28,6 +28,7 @@ type Writer struct {
 	fileBytes int64
 	mem       memory.Allocator
 	prog      *tracker
+	check     func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
 
 	mu struct {
 		sync.Mutex
@@ -229,7 +230,13 @@ func (tw *TableWriter) startFile(ctx context.Context) *fileRun {
 	rr := &chanReader{ctx: ctx, schema: tw.schema, ch: run.ch}
 	go func() {
 		defer close(run.done)
-		run.res, run.err = tw.w.ts.WriteFile(ctx, tw.w.p, tw.w.b, tw.t, rr, tables.WriteOptions{})
+		var wo tables.WriteOptions
+		if tw.w.check != nil {
+			wo.Check, run.err = tw.w.check(ctx, tw.w.p, tw.t, tw.schema)
+		}
+		if run.err == nil {
+			run.res, run.err = tw.w.ts.WriteFile(ctx, tw.w.p, tw.w.b, tw.t, rr, wo)
+		}
 		rr.release()
 	}()
 	return run
