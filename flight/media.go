@@ -202,6 +202,12 @@ func (s *Service) statMedia(ctx context.Context, body []byte) (any, error) {
 // media object (fewer at its end), read with ranged reads and sent in
 // results of at most client.MediaChunkBytes, so neither side holds the
 // range whole. Needs read on the project.
+// readMediaAction is the read_media action: readMedia's results sent on
+// the action's stream.
+func (s *Service) readMediaAction(ctx context.Context, body []byte, stream arrowflight.FlightService_DoActionServer) error {
+	return s.readMedia(ctx, body, func(b []byte) error { return stream.Send(&arrowflight.Result{Body: b}) })
+}
+
 func (s *Service) readMedia(ctx context.Context, body []byte, send func([]byte) error) error {
 	var req client.ReadMediaRequest
 	if err := decode(ErrBadRequest, client.ActionReadMedia, body, &req); err != nil {

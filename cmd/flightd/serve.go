@@ -15,6 +15,7 @@ import (
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/importers"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
@@ -44,6 +45,10 @@ type serveConfig struct {
 	// refused with RESOURCE_EXHAUSTED.
 	memoryWait time.Duration
 	security   securityConfig // security.go
+	// importRoots are the local directories DoAction import may read
+	// (none: only s3:// sources); importS3 reaches s3:// sources.
+	importRoots multiFlag
+	importS3    bucket.S3Config
 }
 
 // memoryHeadroom is what the default memory limit allows beyond the block
@@ -104,6 +109,8 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")
 	fs.IntVar(&cfg.versions.MaxAttempts, "commit-attempts", cfg.versions.MaxAttempts, "tries of a commit that keeps losing the race for its branch before the put fails with ABORTED (`N`)")
 	fs.DurationVar(&cfg.flight.PutTimeout, "put-timeout", cfg.flight.PutTimeout, "longest a DoPut may run before it fails and commits nothing (`DURATION`); must stay under 'flightd admin gc --older-than'")
+	fs.Var(&cfg.importRoots, "import-root", "let DoAction import read local directories under `DIR` (repeatable; none by default: only s3:// sources); the flightd user's file permissions apply")
+	fs.StringVar(&cfg.importS3.Endpoint, "import-s3-endpoint", "", "S3 endpoint `URL` of import sources (default: --s3-endpoint, then $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL); keys from the store's")
 	securityFlags(fs, &cfg.security)
 
 	fs.Usage = func() {
@@ -257,7 +264,19 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	cfg.flight.ServerOptions = append(cfg.flight.ServerOptions, sec.serverOptions...)
-	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget}, cfg.flight)
+	impOpts := importers.DefaultOptions()
+	impOpts.Logger = log
+	impOpts.Source = importers.SourceOptions{Roots: cfg.importRoots, LocalAllowed: len(cfg.importRoots) > 0, S3: cfg.importS3}
+	if impOpts.Source.S3.Endpoint == "" {
+		impOpts.Source.S3.Endpoint = cfg.s3.Endpoint
+	}
+	impOpts.Source.S3.AccessKey, impOpts.Source.S3.SecretKey, impOpts.Source.S3.Region = cfg.s3.AccessKey, cfg.s3.SecretKey, cfg.s3.Region
+	impOpts.AppendCheck = kinds.AppendCheck
+	imp, err := importers.New(t, impOpts)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget, Importer: imp}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
 	}
