@@ -87,15 +87,15 @@ type lrVideoRef struct {
 
 // lrImport is one run of the importer.
 type lrImport struct {
-	src     Source
-	w       *Writer
-	files   map[string]int64 // source path -> size
-	info    lrInfo
-	rawInfo []byte
-	cams    []string
-	eps     map[int64]*lrEpisode
-	order   []int64 // episode indexes, in metadata order
-	tasks   map[int64]string
+	src       Source
+	w         *Writer
+	files     map[string]int64 // source path -> size
+	info      lrInfo
+	rawInfo   []byte
+	cams      []string
+	eps       map[int64]*lrEpisode
+	order     []int64 // episode indexes, in metadata order
+	tasks     map[int64]string
 	media     map[string]string // source path -> sha256
 	frames    int64             // video frames indexed
 	statsJSON string            // meta/stats.json, "" when absent
