@@ -175,6 +175,7 @@ func (im *lrImport) readMeta(ctx context.Context, p string) ([]byte, error) {
 	if _, ok := im.files[p]; !ok {
 		return nil, fmt.Errorf("%w: %s: %s is missing", ErrBadInput, errdefs.Quote(im.src.URL()), p)
 	}
+	im.w.Plan(1, im.files[p])
 	rc, err := im.src.Open(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(p), err)
@@ -273,6 +274,7 @@ func (im *lrImport) readTasksV3(ctx context.Context) error {
 	if _, ok := im.files[p]; !ok {
 		return fmt.Errorf("%w: %s: %s is missing", ErrBadInput, errdefs.Quote(im.src.URL()), p)
 	}
+	im.w.Plan(1, im.files[p])
 	return im.readParquet(ctx, p, func(rec arrow.RecordBatch, _ int64) error {
 		sc := rec.Schema()
 		ti := sc.FieldIndices("task_index")
@@ -427,6 +429,7 @@ func (im *lrImport) readEpisodesV3(ctx context.Context) error {
 	}
 	var tw *TableWriter
 	for _, p := range paths {
+		im.w.Plan(1, im.files[p])
 		err := im.readParquet(ctx, p, func(rec arrow.RecordBatch, first int64) error {
 			if tw == nil {
 				var err error
