@@ -90,12 +90,12 @@ func NewRegistry(formats ...Format) *Registry {
 	return r
 }
 
-// DefaultRegistry holds every built-in format: wds, mds, and hf and
-// lerobot (not implemented yet: ErrNotImplemented).
+// DefaultRegistry holds every built-in format: wds, mds, lerobot, and hf
+// (not implemented yet: ErrNotImplemented).
 func DefaultRegistry() *Registry {
 	return NewRegistry(WebDataset{}, MDS{},
 		Unimplemented("hf", "Hugging Face datasets (save_to_disk and Hub Parquet layouts)"),
-		Unimplemented("lerobot", "LeRobot v2.1/v3.0 datasets"))
+		LeRobot{})
 }
 
 // Names lists the registered formats, sorted.
