@@ -78,7 +78,7 @@ bench-python: flightd venv
 bench-mix: tools
 	WEFT_MIX_RESULTS=$(abspath bench/mix-results.md) $(GO) test -run '^$$' -bench BenchmarkMix -benchtime 1x -timeout 60m ./bench/
 
-## bench: loaders (PyTorch DataLoader, MosaicML Streaming, HF datasets, Lance, LitData, Weft on fs and MinIO) against limits, quick mode (< 5 min on 2 cores; venv bench/.venv on first use): writes bench/results.md, results.json, results-*.png.
+## bench: loaders (PyTorch DataLoader, MosaicML Streaming, HF datasets, Lance, LitData, Weft on fs and MinIO) against limits, quick mode (about 12 min on 2 cores, W = 4 ranks included; venv bench/.venv on first use): writes bench/results.md, results.json, results-*.png.
 bench: flightd tools
 	$(PYTHON) bench/harness/run.py --quick --out bench
 

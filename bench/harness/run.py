@@ -281,7 +281,7 @@ def summarize(vals):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--quick", action="store_true", help="scaled-down data, 3 runs (< 5 min on 2 cores)")
+    g.add_argument("--quick", action="store_true", help="scaled-down data, 3 runs (about 12 min on 2 cores)")
     g.add_argument("--full", action="store_true", help="the issue's scale: 1 M + 4 M small rows, ~2 GB large")
     ap.add_argument("--out", default=str(REPO / "bench"), help="where results.md, results.json and PNGs go")
     ap.add_argument("--runs", type=int, help="runs per loader (default 3 quick, 5 full)")
