@@ -1,0 +1,390 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/weftdata/weft/filter"
+)
+
+// Filtered reads (package filter). A row group whose column statistics
+// show that no row can match is never read; for the others the filter's
+// columns are read first, and the other projected columns only when some
+// row matches. Matches lists a version's matching rows once, cached per
+// (data files, filter) in a byte-bounded cache.
+
+// Filter compiles a filter's text against v's schema (filter.Compile with
+// the default limits).
+func (v *Version) Filter(text string) (*filter.Filter, error) {
+	return filter.Compile(text, v.Schema, filter.DefaultLimits())
+}
+
+// rowGroupStats gives the statistics of row group g of a file, for the
+// columns of schema (top-level leaves only).
+func rowGroupStats(md *metadata.FileMetaData, g int, schema *arrow.Schema) filter.Stats {
+	rg := md.RowGroup(g)
+	return func(col string) (filter.ColumnStats, bool) {
+		idx := schema.FieldIndices(col)
+		if len(idx) == 0 {
+			return filter.ColumnStats{}, false
+		}
+		leaf := md.Schema.ColumnIndexByName(col)
+		if leaf < 0 {
+			return filter.ColumnStats{}, false
+		}
+		cc, err := rg.ColumnChunk(leaf)
+		if err != nil {
+			return filter.ColumnStats{}, false
+		}
+		st, err := cc.Statistics()
+		if err != nil || st == nil {
+			return filter.ColumnStats{}, false
+		}
+		out := filter.ColumnStats{Rows: rg.NumRows(), Nulls: -1}
+		if st.HasNullCount() {
+			out.Nulls = st.NullCount()
+		}
+		if st.HasMinMax() {
+			out.Min, out.Max, out.HasMinMax = statValue(st, schema.Field(idx[0]).Type, true), statValue(st, schema.Field(idx[0]).Type, false), true
+			if out.Min == nil || out.Max == nil {
+				out.HasMinMax = false
+			}
+		}
+		return out, true
+	}
+}
+
+// statValue is the min (or max) of st as filter.ColumnStats holds it for
+// an Arrow column of type dt; nil when this reader does not trust it
+// (unsigned columns: their order in the file depends on the writer).
+func statValue(st metadata.TypedStatistics, dt arrow.DataType, min bool) any {
+	switch s := st.(type) {
+	case *metadata.Int32Statistics:
+		switch dt.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.DATE32:
+			if min {
+				return int64(s.Min())
+			}
+			return int64(s.Max())
+		}
+	case *metadata.Int64Statistics:
+		switch dt.ID() {
+		case arrow.INT64, arrow.TIMESTAMP:
+			if min {
+				return s.Min()
+			}
+			return s.Max()
+		}
+	case *metadata.Float32Statistics:
+		if dt.ID() == arrow.FLOAT32 {
+			v := s.Max()
+			if min {
+				v = s.Min()
+			}
+			if math.IsNaN(float64(v)) {
+				return nil
+			}
+			return float64(v)
+		}
+	case *metadata.Float64Statistics:
+		if dt.ID() == arrow.FLOAT64 {
+			v := s.Max()
+			if min {
+				v = s.Min()
+			}
+			if math.IsNaN(v) {
+				return nil
+			}
+			return v
+		}
+	case *metadata.BooleanStatistics:
+		if dt.ID() == arrow.BOOL {
+			v := s.Max()
+			if min {
+				v = s.Min()
+			}
+			if v {
+				return int64(1)
+			}
+			return int64(0)
+		}
+	case *metadata.ByteArrayStatistics:
+		switch dt.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+			if min {
+				return string(s.Min())
+			}
+			return string(s.Max())
+		}
+	}
+	return nil
+}
+
+// MayMatch reports whether row group block bi of v (an index into
+// v.Blocks()) can hold a row matching f, from its statistics alone: false
+// means it need not be read.
+func (s *Store) MayMatch(ctx context.Context, v *Version, bi int, f *filter.Filter) (bool, error) {
+	b := v.blocks[bi]
+	file, err := s.openFile(ctx, v, b.File, s.mem)
+	if err != nil {
+		return false, err
+	}
+	defer file.Close()
+	return f.MayMatch(rowGroupStats(file.pf.MetaData(), b.RowGroup, v.Schema)), nil
+}
+
+// matchBlock evaluates f on row group block b of v and returns the
+// offsets (within the block) of its matching rows; nil when the
+// statistics rule the block out, which then is not read.
+func (r *Reader) matchBlock(ctx context.Context, v *Version, b Block, f *filter.Filter) ([]int64, error) {
+	ok, err := r.s.MayMatch(ctx, v, v.blockIndex(b), f)
+	if err != nil || !ok {
+		return nil, err
+	}
+	proj, err := v.Projection(f.Columns())
+	if err != nil {
+		return nil, err
+	}
+	rec, err := r.ReadBlock(ctx, v, b, proj)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	keep, err := f.Eval(rec, nil)
+	if err != nil {
+		return nil, fmt.Errorf("filter %s on %s@%s: %w", f, v.Table, v.Commit.Short(), err)
+	}
+	var out []int64
+	for i, k := range keep {
+		if k {
+			out = append(out, int64(i))
+		}
+	}
+	return out, nil
+}
+
+// blockIndex is the index in v.Blocks() of row group block b.
+func (v *Version) blockIndex(b Block) int {
+	return sort.Search(len(v.blocks), func(i int) bool { return v.blocks[i].FirstRow >= b.FirstRow })
+}
+
+// Matches are the ordinals of a version's rows that match a filter, in
+// order, kept as runs of consecutive ordinals. Immutable.
+type Matches struct {
+	runs []matchRun
+	cum  []int64 // cum[i]: matches before runs[i]
+	n    int64
+}
+
+type matchRun struct{ first, n int64 }
+
+// Len is the number of matching rows.
+func (m *Matches) Len() int64 { return m.n }
+
+// Ordinal returns the row ordinal of the k-th matching row (0 ≤ k < Len).
+func (m *Matches) Ordinal(k int64) int64 {
+	i := sort.Search(len(m.cum), func(i int) bool { return m.cum[i] > k }) - 1
+	return m.runs[i].first + k - m.cum[i]
+}
+
+// Rank returns the number of matching rows with ordinal < row.
+func (m *Matches) Rank(row int64) int64 {
+	i := sort.Search(len(m.runs), func(i int) bool { return m.runs[i].first+m.runs[i].n > row })
+	if i == len(m.runs) {
+		return m.n
+	}
+	return m.cum[i] + max(0, row-m.runs[i].first)
+}
+
+// bytes is the memory m holds.
+func (m *Matches) bytes() int64 { return int64(len(m.runs))*24 + 64 }
+
+func (m *Matches) add(row int64) {
+	if k := len(m.runs) - 1; k >= 0 && m.runs[k].first+m.runs[k].n == row {
+		m.runs[k].n++
+	} else {
+		m.runs = append(m.runs, matchRun{row, 1})
+		m.cum = append(m.cum, m.n)
+	}
+	m.n++
+}
+
+// Matches returns the rows of v that match f, reading only the filter's
+// columns of the row groups whose statistics allow a match (eight row
+// groups at a time). The result is cached per (table version's data
+// files, filter text) within Options.MatchCacheBytes.
+func (s *Store) Matches(ctx context.Context, v *Version, f *filter.Filter) (*Matches, error) {
+	key := string(v.Project) + "\x00" + string(v.Commit) + "\x00" + string(v.Table) + "\x00" + f.String()
+	h, err := s.matches.Get(ctx, key, func(ctx context.Context) (*Matches, int64, error) {
+		m, err := s.computeMatches(ctx, v, f)
+		if err != nil {
+			return nil, 0, err
+		}
+		return m, m.bytes(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := h.Value() // immutable: valid after the handle goes
+	h.Release()
+	return m, nil
+}
+
+func (s *Store) computeMatches(ctx context.Context, v *Version, f *filter.Filter) (*Matches, error) {
+	r := s.NewReader(nil)
+	defer r.Close()
+	per := make([][]int64, len(v.blocks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, b := range v.blocks {
+		g.Go(func() error {
+			var err error
+			per[i], err = r.matchBlock(gctx, v, b, f)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	m := &Matches{}
+	for i, offs := range per {
+		for _, o := range offs {
+			m.add(v.blocks[i].FirstRow + o)
+		}
+	}
+	return m, nil
+}
+
+// ScanFiltered yields the rows of row groups [first, end) of v (indices
+// into v.Blocks()) whose ordinals lie in [lo, hi) and that match f, in
+// ordinal order, with the named columns (nil: all), at most one batch per
+// row group. Row groups that statistics rule out are not read; for the
+// others the filter's columns are read first and the rest only when a row
+// matches. The consumer releases each batch; stopping early is fine.
+func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, f *filter.Filter, first, end int, lo, hi int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		projected, err := v.Projection(columns)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if first < 0 || end > len(v.blocks) || first > end {
+			yield(nil, fmt.Errorf("%w: blocks [%d, %d) of %s@%s, which has %d", ErrBlockOutOfRange, first, end, v.Table, v.Commit.Short(), len(v.blocks)))
+			return
+		}
+		fcols, err := v.Projection(f.Columns())
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		// The projection's columns that the filter batch already holds.
+		rest := make([]arrow.Field, 0, projected.NumFields())
+		for _, fd := range projected.Fields() {
+			if len(fcols.FieldIndices(fd.Name)) == 0 {
+				rest = append(rest, fd)
+			}
+		}
+		r := s.NewReader(nil)
+		defer r.Close()
+		for _, b := range v.blocks[first:end] {
+			if b.FirstRow+b.Rows <= lo || b.FirstRow >= hi {
+				continue
+			}
+			rec, err := r.filterBlock(ctx, v, b, f, fcols, projected, rest, lo, hi)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if rec == nil {
+				continue
+			}
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
+}
+
+// filterBlock reads block b's rows in [lo, hi) that match f, with the
+// columns of projected; nil when none does.
+func (r *Reader) filterBlock(ctx context.Context, v *Version, b Block, f *filter.Filter, fcols, projected *arrow.Schema, rest []arrow.Field, lo, hi int64) (arrow.RecordBatch, error) {
+	ok, err := r.s.MayMatch(ctx, v, v.blockIndex(b), f)
+	if err != nil || !ok {
+		return nil, err
+	}
+	frec, err := r.ReadBlock(ctx, v, b, fcols)
+	if err != nil {
+		return nil, err
+	}
+	defer frec.Release()
+	keep, err := f.Eval(frec, nil)
+	if err != nil {
+		return nil, fmt.Errorf("filter %s on %s@%s: %w", f, v.Table, v.Commit.Short(), err)
+	}
+	var spans []Span
+	var n int64
+	for i, k := range keep {
+		if row := b.FirstRow + int64(i); k && row >= lo && row < hi {
+			spans = AppendSpan(spans, 0, int64(i))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	src := frec
+	if len(rest) > 0 {
+		rrec, err := r.ReadBlock(ctx, v, b, arrow.NewSchema(rest, nil))
+		if err != nil {
+			return nil, err
+		}
+		defer rrec.Release()
+		cols := make([]arrow.Array, projected.NumFields())
+		for i, fd := range projected.Fields() {
+			if k := fcols.FieldIndices(fd.Name); len(k) > 0 {
+				cols[i] = frec.Column(k[0])
+			} else {
+				cols[i] = rrec.Column(rrec.Schema().FieldIndices(fd.Name)[0])
+			}
+		}
+		src = array.NewRecordBatch(projected, cols, b.Rows)
+		defer src.Release()
+	} else {
+		cols := make([]arrow.Array, projected.NumFields())
+		for i, fd := range projected.Fields() {
+			cols[i] = frec.Column(fcols.FieldIndices(fd.Name)[0])
+		}
+		src = array.NewRecordBatch(projected, cols, b.Rows)
+		defer src.Release()
+	}
+	out, err := r.Gather(projected, []arrow.RecordBatch{src}, spans)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, c := range out {
+			c.Release()
+		}
+	}()
+	return array.NewRecordBatch(projected, out, n), nil
+}
+
+// matchesOf is a helper for tests: the ordinals of m in order.
+func (m *Matches) ordinals() []int64 {
+	out := make([]int64, 0, m.n)
+	for _, r := range m.runs {
+		for k := range r.n {
+			out = append(out, r.first+k)
+		}
+	}
+	return slices.Clip(out)
+}
