@@ -145,7 +145,23 @@ type ScanRequest struct {
 	// rows, each window's output columns for those rows (as a run sends
 	// them) and _row. Nil: a plain scan.
 	Windows map[string]Window `json:"windows,omitempty"`
+	// Filter keeps only the rows that match it (package filter's
+	// language, docs/flight.md "Filters"); empty keeps every row. Row
+	// groups whose statistics rule out a match are not read.
+	Filter string `json:"filter,omitempty"`
+	// Shards > 0 asks for exactly that many endpoints whose row counts
+	// (matching rows, with a filter) differ by at most one, in row order,
+	// every (matching) row in exactly one; Balanced with Shards 0 lets the
+	// server choose the count (about one per EndpointBytes of matching
+	// rows). Then the FlightInfo's total_records is the exact count and
+	// ScanMetadata.ShardRows the rows of each endpoint. Neither: endpoints
+	// by Parquet size, and total_records -1 when there is a filter.
+	Shards   int  `json:"shards,omitempty"`
+	Balanced bool `json:"balanced,omitempty"`
 }
+
+// MaxShards bounds ScanRequest.Shards.
+const MaxShards = 1 << 16
 
 // Validate checks the required fields.
 func (r *ScanRequest) Validate() error {
@@ -153,6 +169,12 @@ func (r *ScanRequest) Validate() error {
 		if err := required(f[0], f[1]); err != nil {
 			return err
 		}
+	}
+	if r.Shards < 0 || r.Shards > MaxShards {
+		return fmt.Errorf("%w: shards %d must be between 1 and %d (or left out)", errdefs.ErrInvalidArgument, r.Shards, MaxShards)
+	}
+	if len(r.Windows) > 0 && (r.Filter != "" || r.Shards > 0 || r.Balanced) {
+		return fmt.Errorf("%w: a windowed scan takes no filter or shards (yet); filter in a recipe component instead", errdefs.ErrUnimplemented)
 	}
 	return nil
 }
@@ -166,6 +188,10 @@ type ScanMetadata struct {
 	// fewer), each step one message or several (StepMetadata).
 	Windows  map[string]Window `json:"windows,omitempty"`
 	StepRows int               `json:"step_rows,omitempty"`
+	// Filter is the scan's filter in its canonical text (filtered scans
+	// only); ShardRows the rows of each endpoint (balanced shards only).
+	Filter    string  `json:"filter,omitempty"`
+	ShardRows []int64 `json:"shard_rows,omitempty"`
 }
 
 // Recipe is what a trainer asks for: components with weights, a seed and a
@@ -377,7 +403,7 @@ type Command struct {
 }
 
 // Commands describes every command, for error messages.
-const Commands = `{"scan": {"project","ref","table","columns"?,"windows"?}}, ` + RunCommands
+const Commands = `{"scan": {"project","ref","table","columns"?,"windows"?,"filter"?,"shards"?,"balanced"?}}, ` + RunCommands
 
 // Validate checks that the command is a scan or a run command, not both.
 func (c *Command) Validate() error {

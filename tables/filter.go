@@ -269,7 +269,8 @@ func (s *Store) computeMatches(ctx context.Context, v *Version, f *filter.Filter
 // ordinal order, with the named columns (nil: all), at most one batch per
 // row group. Row groups that statistics rule out are not read; for the
 // others the filter's columns are read first and the rest only when a row
-// matches. The consumer releases each batch; stopping early is fine.
+// matches. A nil f keeps every row in [lo, hi). The consumer releases each
+// batch; stopping early is fine.
 func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, f *filter.Filter, first, end int, lo, hi int64) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		projected, err := v.Projection(columns)
@@ -281,10 +282,14 @@ func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, 
 			yield(nil, fmt.Errorf("%w: blocks [%d, %d) of %s@%s, which has %d", ErrBlockOutOfRange, first, end, v.Table, v.Commit.Short(), len(v.blocks)))
 			return
 		}
-		fcols, err := v.Projection(f.Columns())
-		if err != nil {
-			yield(nil, err)
-			return
+		var fcols *arrow.Schema
+		if f != nil {
+			if fcols, err = v.Projection(f.Columns()); err != nil {
+				yield(nil, err)
+				return
+			}
+		} else {
+			fcols = arrow.NewSchema(nil, nil)
 		}
 		// The projection's columns that the filter batch already holds.
 		rest := make([]arrow.Field, 0, projected.NumFields())
@@ -317,6 +322,18 @@ func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, 
 // filterBlock reads block b's rows in [lo, hi) that match f, with the
 // columns of projected; nil when none does.
 func (r *Reader) filterBlock(ctx context.Context, v *Version, b Block, f *filter.Filter, fcols, projected *arrow.Schema, rest []arrow.Field, lo, hi int64) (arrow.RecordBatch, error) {
+	if f == nil {
+		rec, err := r.ReadBlock(ctx, v, b, projected)
+		if err != nil {
+			return nil, err
+		}
+		i, j := max(lo, b.FirstRow)-b.FirstRow, min(hi, b.FirstRow+b.Rows)-b.FirstRow
+		if i == 0 && j == b.Rows {
+			return rec, nil
+		}
+		defer rec.Release()
+		return rec.NewSlice(i, j), nil
+	}
 	ok, err := r.s.MayMatch(ctx, v, v.blockIndex(b), f)
 	if err != nil || !ok {
 		return nil, err
