@@ -17,7 +17,8 @@ resume exactly on any number of ranks::
 
 from typing import TYPE_CHECKING, Any
 
-from ._client import Client, Commit, Connection, Project, Ref, ScanPlan, ScanRequest, Table
+from ._client import (Client, Commit, Connection, Project, Ref, ScanPlan, ScanRequest, Shard, Shards, Table,
+                      compute_shards)
 from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, PermissionDenied, ServerError, TransformError,
                       Unauthenticated, Unavailable, WeftError)
 from ._recipe import Component, Recipe, Rows, ShuffleConfig, Video, Window, Windows, World
@@ -31,7 +32,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Aborted", "AlreadyExists", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
     "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError",
-    "ShuffleConfig", "Table", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftError",
+    "Shard", "Shards", "ShuffleConfig", "Table", "compute_shards", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftError",
     "Window", "Windows", "World", "to_tensors",
 ]
 
