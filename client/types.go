@@ -223,6 +223,11 @@ type Component struct {
 	// {"wrist_camera": {"kind": "video", "offsets": [0, 1, 2]}}. Nil
 	// means none, or, after the first component, the first component's.
 	Windows map[string]Window `json:"windows,omitempty"`
+	// Filter, when set, makes the component the table's rows that match
+	// it (package filter's language): its row ordinals are ordinals among
+	// the matching rows at the pinned commit, so shares, rank invariance
+	// and resume hold as for a table of just those rows.
+	Filter string `json:"filter,omitempty"`
 }
 
 // Window is one entry of a component's windows: the materializer kind
@@ -445,6 +450,12 @@ type ComponentRecord struct {
 	// Windows is the component's windows, present only when the recipe
 	// has some (then part of the run id).
 	Windows map[string]Window `json:"windows,omitempty"`
+	// Filter (canonical text), Matches and MatchBlocks: a filtered
+	// component's filter, its matching rows, and their counts per block
+	// (blocks without a match left out) — what the sampler draws from.
+	Filter      string  `json:"filter,omitempty"`
+	Matches     int64   `json:"matches,omitempty"`
+	MatchBlocks []int64 `json:"match_blocks,omitempty"`
 }
 
 // RankMetadata is the app_metadata of a run's endpoint: endpoint r is
