@@ -295,7 +295,7 @@ func (e *Engine) Store(ctx context.Context, run *Run) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		run = &Run{e: e, rec: srec, json: stored, plan: splan, versions: run.versions, mats: run.mats, schema: run.schema}
+		run = &Run{e: e, rec: srec, json: stored, plan: splan, versions: run.versions, matches: run.matches, mats: run.mats, schema: run.schema}
 	}
 	e.log.Debug("stored run", "run", run.ID(), "steps", run.Steps(), "components", len(run.versions), "new", !existing)
 	return e.remember(run), nil
