@@ -299,7 +299,7 @@ type Shuffle struct {
 }
 
 // RecipeFields is the recipe's JSON shape, for error messages.
-const RecipeFields = `{"seed", "batch_size", "components": [{"project", "ref"?, "table", "weight"?, "columns"?, "windows"?: {COLUMN: {"kind", …}}}], "shuffle"?: {"buffer_rows"}, "steps"?}`
+const RecipeFields = `{"seed", "batch_size", "components": [{"project", "ref"?, "table", "weight"?, "columns"?, "windows"?: {COLUMN: {"kind", …}}, "filter"?}], "shuffle"?: {"buffer_rows"}, "steps"?}`
 
 // UnmarshalJSON decodes a recipe strictly: seed, batch_size and components
 // are required, a component's weight defaults to 1, and shuffle needs
@@ -315,6 +315,7 @@ func (r *Recipe) UnmarshalJSON(data []byte) error {
 			Weight  *float64          `json:"weight"`
 			Columns []string          `json:"columns"`
 			Windows map[string]Window `json:"windows"`
+			Filter  string            `json:"filter"`
 		} `json:"components"`
 		Shuffle *struct {
 			BufferRows *int64 `json:"buffer_rows"`
@@ -346,7 +347,7 @@ func (r *Recipe) UnmarshalJSON(data []byte) error {
 		out.Shuffle = &Shuffle{BufferRows: *w.Shuffle.BufferRows}
 	}
 	for i, c := range w.Components {
-		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: 1, Columns: c.Columns, Windows: c.Windows}
+		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: 1, Columns: c.Columns, Windows: c.Windows, Filter: c.Filter}
 		if c.Weight != nil {
 			out.Components[i].Weight = *c.Weight
 		}

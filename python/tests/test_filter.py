@@ -190,3 +190,54 @@ def test_selective_filter_balanced_over_ranks_and_workers(big_server):
             list(weft.ScanDataset(scan, world=weft.World(rank=0, world_size=3), shards=shards))
     finally:
         c.close()
+
+
+def test_recipe_with_filtered_component(mixed):
+    """Component(table, filter=…): every sample of that component matches;
+    exact shares; W = 1 and W = 4 see the same batches; a saved state
+    resumes with the same samples; the filter is in the run record."""
+    import torch
+
+    table, data = mixed
+    text = "ok = false AND i >= 100"
+    match = set(data.filter((F("ok") == False) & (F("i") >= 100))["rid"].to_pylist())  # noqa: E712
+    r = weft.Recipe(seed=5, batch_size=8, steps=40, components=[
+        weft.Component(table, weight=1, columns=["rid"]),
+        weft.Component(table, weight=3, columns=["rid"], filter=text)])
+
+    def read(loader):
+        return [list(zip(b["_component"].tolist(), b["_row"].tolist(), b["rid"].tolist())) for b in loader]
+
+    one = weft.TrainLoader(r, world=weft.World(0, 1))
+    ref = read(one)
+    assert len(ref) == 40
+    seen = set()
+    for batch in ref:
+        assert Counter(c for c, _, _ in batch) == {0: 2, 1: 6}
+        for c, row, rid in batch:
+            assert row == rid
+            if c == 1:
+                assert rid in match
+                seen.add(rid)
+    assert len(match) > 240 and len(seen) == 240  # 240 draws within one epoch: no row twice
+    rec = one.run_record
+    assert rec["components"][1]["filter"] == text and rec["components"][1]["matches"] == len(match)
+    w4 = [read(weft.TrainLoader(r, world=weft.World(rank, 4))) for rank in range(4)]
+    for step in range(40):
+        for rank in range(4):
+            assert w4[rank][step] == ref[step][rank::4]
+    loader = weft.TrainLoader(r, world=weft.World(0, 2))
+    for step, _ in enumerate(loader):
+        if step == 9:
+            state = loader.state_dict()
+            break
+    resumed = weft.TrainLoader(r, world=weft.World(1, 4))
+    resumed.load_state_dict(state)
+    assert read(resumed) == [ref[s][1::4] for s in range(10, 40)]
+    # A different filter is a different run.
+    other = weft.Recipe(seed=5, batch_size=8, steps=40, components=[
+        weft.Component(table, weight=1, columns=["rid"]),
+        weft.Component(table, weight=3, columns=["rid"], filter="ok = true")])
+    assert weft.TrainLoader(other).run_id != one.run_id
+    with pytest.raises(weft.InvalidArgument, match="at byte 5"):
+        weft.TrainLoader(weft.Recipe(seed=5, batch_size=8, components=[weft.Component(table, filter="i >= ")])).run_id
