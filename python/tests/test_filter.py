@@ -221,7 +221,7 @@ def test_recipe_with_filtered_component(mixed):
                 seen.add(rid)
     assert len(match) > 240 and len(seen) == 240  # 240 draws within one epoch: no row twice
     rec = one.run_record
-    assert rec["components"][1]["filter"] == text and rec["components"][1]["matches"] == len(match)
+    assert rec["components"][1]["filter"] == "ok = FALSE AND i >= 100" and rec["components"][1]["matches"] == len(match)
     w4 = [read(weft.TrainLoader(r, world=weft.World(rank, 4))) for rank in range(4)]
     for step in range(40):
         for rank in range(4):
