@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -298,26 +299,75 @@ func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, 
 				rest = append(rest, fd)
 			}
 		}
+		var todo []Block
+		for _, b := range v.blocks[first:end] {
+			if b.FirstRow+b.Rows > lo && b.FirstRow < hi {
+				todo = append(todo, b)
+			}
+		}
 		r := s.NewReader(nil)
 		defer r.Close()
-		for _, b := range v.blocks[first:end] {
-			if b.FirstRow+b.Rows <= lo || b.FirstRow >= hi {
-				continue
+		// Up to filterParallel blocks are read and filtered at once; their
+		// batches come out in order, a slot freed as each is yielded.
+		ctx, cancel := context.WithCancel(ctx)
+		type result struct {
+			rec  arrow.RecordBatch
+			err  error
+			slot bool // it held a slot
+		}
+		out := make([]chan result, len(todo))
+		for i := range out {
+			out[i] = make(chan result, 1)
+		}
+		slots := make(chan struct{}, filterParallel)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i, b := range todo {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					out[i] <- result{err: ctx.Err()}
+					continue
+				}
+				wg.Go(func() {
+					rec, err := r.filterBlock(ctx, v, b, f, fcols, projected, rest, lo, hi)
+					out[i] <- result{rec, err, true}
+				})
 			}
-			rec, err := r.filterBlock(ctx, v, b, f, fcols, projected, rest, lo, hi)
-			if err != nil {
-				yield(nil, err)
+		})
+		next := 0
+		defer func() {
+			cancel()
+			for ; next < len(out); next++ {
+				if res := <-out[next]; res.rec != nil {
+					res.rec.Release()
+				}
+			}
+			wg.Wait()
+		}()
+		for next < len(out) {
+			res := <-out[next]
+			next++
+			if res.slot {
+				<-slots
+			}
+			if res.err != nil {
+				yield(nil, res.err)
 				return
 			}
-			if rec == nil {
+			if res.rec == nil {
 				continue
 			}
-			if !yield(rec, nil) {
+			if !yield(res.rec, nil) {
 				return
 			}
 		}
 	}
 }
+
+// filterParallel is how many blocks a filtered scan reads and filters at
+// once.
+const filterParallel = 4
 
 // filterBlock reads block b's rows in [lo, hi) that match f, with the
 // columns of projected; nil when none does.
