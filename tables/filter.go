@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"golang.org/x/sync/errgroup"
 
@@ -144,38 +146,35 @@ func (s *Store) MayMatch(ctx context.Context, v *Version, bi int, f *filter.Filt
 }
 
 // matchBlock evaluates f on row group block b of v and returns the
-// offsets (within the block) of its matching rows; nil when the
-// statistics rule the block out, which then is not read.
+// offsets (within the block) of its matching rows. Pieces that statistics
+// or the page index rule out are not read.
 func (r *Reader) matchBlock(ctx context.Context, v *Version, b Block, f *filter.Filter) ([]int64, error) {
-	ok, err := r.s.MayMatch(ctx, v, v.blockIndex(b), f)
-	if err != nil || !ok {
+	pieces, err := r.s.candidatePieces(ctx, v, b, f)
+	if err != nil || len(pieces) == 0 {
 		return nil, err
 	}
 	proj, err := v.Projection(f.Columns())
 	if err != nil {
 		return nil, err
 	}
-	rec, err := r.ReadBlock(ctx, v, b, proj)
-	if err != nil {
-		return nil, err
-	}
-	defer rec.Release()
-	keep, err := f.Eval(rec, nil)
-	if err != nil {
-		return nil, fmt.Errorf("filter %s on %s@%s: %w", f, v.Table, v.Commit.Short(), err)
-	}
 	var out []int64
-	for i, k := range keep {
-		if k {
-			out = append(out, int64(i))
+	for _, pc := range pieces {
+		rec, err := r.ReadBlock(ctx, v, pc, proj)
+		if err != nil {
+			return nil, err
+		}
+		keep, err := f.Eval(rec, nil)
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("filter %s on %s@%s: %w", f, v.Table, v.Commit.Short(), err)
+		}
+		for i, k := range keep {
+			if k {
+				out = append(out, pc.Offset-b.Offset+int64(i))
+			}
 		}
 	}
 	return out, nil
-}
-
-// blockIndex is the index in v.Blocks() of row group block b.
-func (v *Version) blockIndex(b Block) int {
-	return sort.Search(len(v.blocks), func(i int) bool { return v.blocks[i].FirstRow >= b.FirstRow })
 }
 
 // Matches are the ordinals of a version's rows that match a filter, in
@@ -370,7 +369,8 @@ func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, 
 const filterParallel = 4
 
 // filterBlock reads block b's rows in [lo, hi) that match f, with the
-// columns of projected; nil when none does.
+// columns of projected; nil when none does. Pieces of the block that the
+// page index rules out (pageRanges) are not read.
 func (r *Reader) filterBlock(ctx context.Context, v *Version, b Block, f *filter.Filter, fcols, projected *arrow.Schema, rest []arrow.Field, lo, hi int64) (arrow.RecordBatch, error) {
 	if f == nil {
 		rec, err := r.ReadBlock(ctx, v, b, projected)
@@ -384,56 +384,39 @@ func (r *Reader) filterBlock(ctx context.Context, v *Version, b Block, f *filter
 		defer rec.Release()
 		return rec.NewSlice(i, j), nil
 	}
-	ok, err := r.s.MayMatch(ctx, v, v.blockIndex(b), f)
-	if err != nil || !ok {
+	pieces, err := r.s.candidatePieces(ctx, v, b, f)
+	if err != nil || len(pieces) == 0 {
 		return nil, err
 	}
-	frec, err := r.ReadBlock(ctx, v, b, fcols)
-	if err != nil {
-		return nil, err
-	}
-	defer frec.Release()
-	keep, err := f.Eval(frec, nil)
-	if err != nil {
-		return nil, fmt.Errorf("filter %s on %s@%s: %w", f, v.Table, v.Commit.Short(), err)
-	}
-	var spans []Span
-	var n int64
-	for i, k := range keep {
-		if row := b.FirstRow + int64(i); k && row >= lo && row < hi {
-			spans = AppendSpan(spans, 0, int64(i))
-			n++
+	var (
+		srcs  []arrow.RecordBatch
+		spans []Span
+		n     int64
+	)
+	defer func() {
+		for _, s := range srcs {
+			s.Release()
 		}
+	}()
+	for _, pc := range pieces {
+		if pc.FirstRow+pc.Rows <= lo || pc.FirstRow >= hi {
+			continue
+		}
+		src, sp, k, err := r.filterPiece(ctx, v, pc, f, fcols, projected, rest, lo, hi, int32(len(srcs)))
+		if err != nil {
+			return nil, err
+		}
+		if src == nil {
+			continue
+		}
+		srcs = append(srcs, src)
+		spans = append(spans, sp...)
+		n += k
 	}
 	if n == 0 {
 		return nil, nil
 	}
-	src := frec
-	if len(rest) > 0 {
-		rrec, err := r.ReadBlock(ctx, v, b, arrow.NewSchema(rest, nil))
-		if err != nil {
-			return nil, err
-		}
-		defer rrec.Release()
-		cols := make([]arrow.Array, projected.NumFields())
-		for i, fd := range projected.Fields() {
-			if k := fcols.FieldIndices(fd.Name); len(k) > 0 {
-				cols[i] = frec.Column(k[0])
-			} else {
-				cols[i] = rrec.Column(rrec.Schema().FieldIndices(fd.Name)[0])
-			}
-		}
-		src = array.NewRecordBatch(projected, cols, b.Rows)
-		defer src.Release()
-	} else {
-		cols := make([]arrow.Array, projected.NumFields())
-		for i, fd := range projected.Fields() {
-			cols[i] = frec.Column(fcols.FieldIndices(fd.Name)[0])
-		}
-		src = array.NewRecordBatch(projected, cols, b.Rows)
-		defer src.Release()
-	}
-	out, err := r.Gather(projected, []arrow.RecordBatch{src}, spans)
+	out, err := r.Gather(projected, srcs, spans)
 	if err != nil {
 		return nil, err
 	}
@@ -443,6 +426,218 @@ func (r *Reader) filterBlock(ctx context.Context, v *Version, b Block, f *filter
 		}
 	}()
 	return array.NewRecordBatch(projected, out, n), nil
+}
+
+// filterPiece evaluates f on piece pc (a block) and, when some of its rows
+// in [lo, hi) match, returns the piece with the columns of projected and
+// the spans (of source src) of its matching rows.
+func (r *Reader) filterPiece(ctx context.Context, v *Version, pc Block, f *filter.Filter, fcols, projected *arrow.Schema, rest []arrow.Field, lo, hi int64, src int32) (arrow.RecordBatch, []Span, int64, error) {
+	frec, err := r.ReadBlock(ctx, v, pc, fcols)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer frec.Release()
+	keep, err := f.Eval(frec, nil)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("filter %s on %s@%s: %w", f, v.Table, v.Commit.Short(), err)
+	}
+	var spans []Span
+	var n int64
+	for i, k := range keep {
+		if row := pc.FirstRow + int64(i); k && row >= lo && row < hi {
+			spans = AppendSpan(spans, src, int64(i))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil, 0, nil
+	}
+	var rrec arrow.RecordBatch
+	if len(rest) > 0 {
+		if rrec, err = r.ReadBlock(ctx, v, pc, arrow.NewSchema(rest, nil)); err != nil {
+			return nil, nil, 0, err
+		}
+		defer rrec.Release()
+	}
+	cols := make([]arrow.Array, projected.NumFields())
+	for i, fd := range projected.Fields() {
+		if k := fcols.FieldIndices(fd.Name); len(k) > 0 {
+			cols[i] = frec.Column(k[0])
+		} else {
+			cols[i] = rrec.Column(rrec.Schema().FieldIndices(fd.Name)[0])
+		}
+	}
+	return array.NewRecordBatch(projected, cols, pc.Rows), spans, n, nil
+}
+
+// candidatePieces cuts row group block b into the pieces that can hold a
+// row matching f: none when the row group's statistics rule it out; else
+// the runs of rows whose pages (page index: every filter column's page
+// holding the row) do not rule it out; b whole when there is no page
+// index.
+func (s *Store) candidatePieces(ctx context.Context, v *Version, b Block, f *filter.Filter) ([]Block, error) {
+	file, err := s.openFile(ctx, v, b.File, s.mem)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	md := file.pf.MetaData()
+	if !f.MayMatch(rowGroupStats(md, b.RowGroup, v.Schema)) {
+		return nil, nil
+	}
+	whole := []Block{b}
+	pir := file.pf.GetPageIndexReader()
+	if pir == nil || b.Offset != 0 {
+		return whole, nil
+	}
+	rgi, err := pir.RowGroup(b.RowGroup)
+	if err != nil || rgi == nil {
+		return whole, nil
+	}
+	type colPages struct {
+		starts []int64 // first row of each page
+		ci     metadata.ColumnIndex
+		dt     arrow.DataType
+	}
+	cols := map[string]*colPages{}
+	cuts := map[int64]bool{0: true, b.Rows: true}
+	for _, name := range f.Columns() {
+		leaf := md.Schema.ColumnIndexByName(name)
+		if leaf < 0 {
+			continue
+		}
+		oi, err := rgi.GetOffsetIndex(leaf)
+		if err != nil || oi == nil {
+			continue
+		}
+		ci, err := rgi.GetColumnIndex(leaf)
+		if err != nil || ci == nil {
+			continue
+		}
+		cp := &colPages{ci: ci, dt: v.Schema.Field(v.Schema.FieldIndices(name)[0]).Type}
+		for _, loc := range oi.GetPageLocations() {
+			cp.starts = append(cp.starts, loc.FirstRowIndex)
+			cuts[loc.FirstRowIndex] = true
+		}
+		if len(cp.starts) == 0 || len(cp.starts) != len(ci.GetNullPages()) {
+			continue
+		}
+		cols[name] = cp
+	}
+	if len(cols) == 0 {
+		return whole, nil
+	}
+	bounds := slices.Sorted(maps.Keys(cuts))
+	var out []Block
+	for i := 0; i+1 < len(bounds); i++ {
+		a, z := bounds[i], bounds[i+1]
+		if a >= b.Rows {
+			break
+		}
+		st := func(col string) (filter.ColumnStats, bool) {
+			cp := cols[col]
+			if cp == nil {
+				return filter.ColumnStats{}, false
+			}
+			p := sort.Search(len(cp.starts), func(k int) bool { return cp.starts[k] > a }) - 1
+			if p < 0 {
+				return filter.ColumnStats{}, false
+			}
+			end := b.Rows
+			if p+1 < len(cp.starts) {
+				end = cp.starts[p+1]
+			}
+			out := filter.ColumnStats{Rows: end - cp.starts[p], Nulls: -1}
+			if cp.ci.IsSetNullCounts() {
+				out.Nulls = cp.ci.GetNullCounts()[p]
+			}
+			if cp.ci.GetNullPages()[p] {
+				out.Nulls = out.Rows
+				return out, true
+			}
+			out.Min, out.Max = pageValue(cp.ci, cp.dt, p, true), pageValue(cp.ci, cp.dt, p, false)
+			out.HasMinMax = out.Min != nil && out.Max != nil
+			return out, true
+		}
+		if !f.MayMatch(st) {
+			continue
+		}
+		if k := len(out) - 1; k >= 0 && out[k].Offset+out[k].Rows == a {
+			out[k].Rows += z - a
+			continue
+		}
+		out = append(out, Block{File: b.File, RowGroup: b.RowGroup, Offset: a, Rows: z - a, FirstRow: b.FirstRow + a})
+	}
+	return out, nil
+}
+
+// pageValue is page p's min (or max) in ci, as filter.ColumnStats holds
+// it for a column of type dt; nil when unusable.
+func pageValue(ci metadata.ColumnIndex, dt arrow.DataType, p int, min bool) any {
+	pick := func(n int) bool { return p < n }
+	switch ci := ci.(type) {
+	case *metadata.TypedColumnIndex[int32]:
+		vals := ci.MaxValues()
+		if min {
+			vals = ci.MinValues()
+		}
+		switch dt.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.DATE32:
+			if pick(len(vals)) {
+				return int64(vals[p])
+			}
+		}
+	case *metadata.TypedColumnIndex[int64]:
+		vals := ci.MaxValues()
+		if min {
+			vals = ci.MinValues()
+		}
+		switch dt.ID() {
+		case arrow.INT64, arrow.TIMESTAMP:
+			if pick(len(vals)) {
+				return vals[p]
+			}
+		}
+	case *metadata.TypedColumnIndex[float32]:
+		vals := ci.MaxValues()
+		if min {
+			vals = ci.MinValues()
+		}
+		if dt.ID() == arrow.FLOAT32 && pick(len(vals)) && !math.IsNaN(float64(vals[p])) {
+			return float64(vals[p])
+		}
+	case *metadata.TypedColumnIndex[float64]:
+		vals := ci.MaxValues()
+		if min {
+			vals = ci.MinValues()
+		}
+		if dt.ID() == arrow.FLOAT64 && pick(len(vals)) && !math.IsNaN(vals[p]) {
+			return vals[p]
+		}
+	case *metadata.TypedColumnIndex[bool]:
+		vals := ci.MaxValues()
+		if min {
+			vals = ci.MinValues()
+		}
+		if dt.ID() == arrow.BOOL && pick(len(vals)) {
+			if vals[p] {
+				return int64(1)
+			}
+			return int64(0)
+		}
+	case *metadata.TypedColumnIndex[parquet.ByteArray]:
+		vals := ci.MaxValues()
+		if min {
+			vals = ci.MinValues()
+		}
+		switch dt.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+			if pick(len(vals)) {
+				return string(vals[p])
+			}
+		}
+	}
+	return nil
 }
 
 // matchesOf is a helper for tests: the ordinals of m in order.

@@ -235,3 +235,60 @@ func TestFilteredScanRange(t *testing.T) {
 	require.Equal(t, want, names)
 	_ = arrow.PrimitiveTypes.Int64
 }
+
+// TestFilteredScanPages: within a large row group, the page index keeps
+// a selective filter on a sorted column from reading the pages of other
+// rows, of every column.
+func TestFilteredScanPages(t *testing.T) {
+	ctx := context.Background()
+	fsb, err := bucket.NewFS(t.TempDir())
+	require.NoError(t, err)
+	log := &readLog{Bucket: fsb, reads: map[string][][2]int64{}}
+	opts := tables.DefaultOptions()
+	opts.RowGroupRows = 200_000
+	e := newProjectEnv(t, log, opts)
+	r := reader(t, makeBatch(e.mem, 0, 200_000))
+	_, err = e.s.Append(ctx, "p", "main", "t", r, "")
+	r.Release()
+	require.NoError(t, err)
+	v, err := e.s.Table(ctx, "p", "main", "t")
+	require.NoError(t, err)
+	require.Len(t, v.Blocks(), 1)
+	f, err := v.Filter("id BETWEEN 30000 AND 30009")
+	require.NoError(t, err)
+	log.reset()
+	var got []int64
+	for rec, err := range e.s.ScanFiltered(ctx, v, nil, f, 0, 1, 0, v.Rows()) {
+		require.NoError(t, err)
+		for i := range int(rec.NumRows()) {
+			id := rec.Column(0).(*array.Int64).Value(i)
+			checkRow(t, rec, i, id)
+			got = append(got, id)
+		}
+		rec.Release()
+	}
+	require.Equal(t, seqIDs(30000, 30010), got)
+	key := "projects/p/" + v.Manifest.Files[0].Path
+	var read int64
+	for _, rd := range log.reads[key] {
+		if rd[1] != v.Manifest.Files[0].Size {
+			read += rd[1] - rd[0]
+		}
+	}
+	size := v.Manifest.Files[0].Size
+	t.Logf("read %d of %d bytes: %v", read, size, log.reads[key])
+	require.Less(t, read, size/5, "a few pages of a %d-byte file", size)
+
+	m, err := e.s.Matches(ctx, v, f)
+	require.NoError(t, err)
+	require.Equal(t, int64(10), m.Len())
+	require.Equal(t, int64(30000), m.Ordinal(0))
+}
+
+func seqIDs(a, b int64) []int64 {
+	var out []int64
+	for i := a; i < b; i++ {
+		out = append(out, i)
+	}
+	return out
+}
