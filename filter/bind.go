@@ -175,11 +175,11 @@ var cmpOps = map[string]opKind{"=": opEq, "!=": opNe, "<": opLt, "<=": opLe, ">"
 type domain int
 
 const (
-	domNone domain = iota
-	domInt         // int64: signed ints, uint8–32, bool (0/1), date32 (days), timestamp (its unit)
-	domUint        // uint64 columns with an integral literal
-	domFloat       // float64: float columns, and integer columns against fractional literals
-	domString      // bytes
+	domNone   domain = iota
+	domInt           // int64: signed ints, uint8–32, bool (0/1), date32 (days), timestamp (its unit)
+	domUint          // uint64 columns with an integral literal
+	domFloat         // float64: float columns, and integer columns against fractional literals
+	domString        // bytes
 )
 
 func domainOf(dt arrow.DataType) domain {
