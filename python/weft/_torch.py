@@ -45,6 +45,13 @@ class ScanDataset(IterableDataset):
     A table has one endpoint per ``--scan-endpoint-size`` of Parquet (128 MiB
     by default), so a small table may leave some readers without rows.
 
+    ``shards`` (``scan.shards()``, ``weft.compute_shards(scan, n)`` or a
+    number of shards) balances them instead: reader ``me`` of
+    ``R = world_size × num_workers`` reads the consecutive shards
+    ``[me·n/R, (me+1)·n/R)``, so with ``n`` a multiple of ``R`` every reader
+    gets the same number of rows within one (a filter's matching rows,
+    counted on the server), each exactly once.
+
     A windowed scan (``table.scan_request(columns, windows=weft.Windows(...))``)
     yields the same rows, each with its windows as a ``TrainLoader`` gives
     them for that row: ``K`` and ``K_is_pad`` per window key (video windows
