@@ -353,7 +353,11 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	}
 	// What the stream holds: the batches decoded ahead, the one being
 	// sent and the one being decoded.
-	lease, err := s.lease(ctx, int64(s.opts.Prefetch+2)*s.opts.BatchBytes, "scan stream")
+	leased := int64(s.opts.Prefetch+2) * s.opts.BatchBytes
+	if f != nil || st.Ranged {
+		leased += tables.FilterScanBytes
+	}
+	lease, err := s.lease(ctx, leased, "scan stream")
 	if err != nil {
 		return err
 	}

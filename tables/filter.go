@@ -306,50 +306,62 @@ func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, 
 		}
 		r := s.NewReader(nil)
 		defer r.Close()
-		// Up to filterParallel blocks are read and filtered at once; their
-		// batches come out in order, a slot freed as each is yielded.
+		// Pieces of the blocks (at most FilterPieceBytes each) are read
+		// and filtered filterParallel at a time; their batches come out in
+		// order, a piece's slot freed as its batch is yielded.
 		ctx, cancel := context.WithCancel(ctx)
 		type result struct {
-			rec  arrow.RecordBatch
-			err  error
-			slot bool // it held a slot
+			rec arrow.RecordBatch
+			err error
 		}
-		out := make([]chan result, len(todo))
-		for i := range out {
-			out[i] = make(chan result, 1)
-		}
+		queue := make(chan chan result, filterParallel)
 		slots := make(chan struct{}, filterParallel)
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			for i, b := range todo {
-				select {
-				case slots <- struct{}{}:
-				case <-ctx.Done():
-					out[i] <- result{err: ctx.Err()}
-					continue
+			defer close(queue)
+			for _, b := range todo {
+				pieces, err := s.scanPieces(ctx, v, b, f, lo, hi)
+				if err != nil {
+					ch := make(chan result, 1)
+					ch <- result{err: err}
+					select {
+					case queue <- ch:
+					case <-ctx.Done():
+					}
+					return
 				}
-				wg.Go(func() {
-					rec, err := r.filterBlock(ctx, v, b, f, fcols, projected, rest, lo, hi)
-					out[i] <- result{rec, err, true}
-				})
+				for _, pc := range pieces {
+					select {
+					case slots <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					ch := make(chan result, 1)
+					select {
+					case queue <- ch:
+					case <-ctx.Done():
+						<-slots
+						return
+					}
+					wg.Go(func() {
+						rec, err := r.readPiece(ctx, v, pc, f, fcols, projected, rest, lo, hi)
+						ch <- result{rec, err}
+					})
+				}
 			}
 		})
-		next := 0
 		defer func() {
 			cancel()
-			for ; next < len(out); next++ {
-				if res := <-out[next]; res.rec != nil {
+			for ch := range queue {
+				if res := <-ch; res.rec != nil {
 					res.rec.Release()
 				}
 			}
 			wg.Wait()
 		}()
-		for next < len(out) {
-			res := <-out[next]
-			next++
-			if res.slot {
-				<-slots
-			}
+		for ch := range queue {
+			res := <-ch
+			<-slots
 			if res.err != nil {
 				yield(nil, res.err)
 				return
@@ -361,62 +373,49 @@ func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, 
 				return
 			}
 		}
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+		}
 	}
 }
 
-// filterParallel is how many blocks a filtered scan reads and filters at
+// filterParallel is how many pieces a filtered scan reads and filters at
 // once.
 const filterParallel = 4
 
-// filterBlock reads block b's rows in [lo, hi) that match f, with the
-// columns of projected; nil when none does. Pieces of the block that the
-// page index rules out (pageRanges) are not read.
-func (r *Reader) filterBlock(ctx context.Context, v *Version, b Block, f *filter.Filter, fcols, projected *arrow.Schema, rest []arrow.Field, lo, hi int64) (arrow.RecordBatch, error) {
-	if f == nil {
-		rec, err := r.ReadBlock(ctx, v, b, projected)
-		if err != nil {
-			return nil, err
-		}
-		i, j := max(lo, b.FirstRow)-b.FirstRow, min(hi, b.FirstRow+b.Rows)-b.FirstRow
-		if i == 0 && j == b.Rows {
-			return rec, nil
-		}
-		defer rec.Release()
-		return rec.NewSlice(i, j), nil
-	}
-	pieces, err := r.s.candidatePieces(ctx, v, b, f)
-	if err != nil || len(pieces) == 0 {
+// scanPieces are the pieces of row group block b that a filtered scan
+// reads: candidatePieces (all of b when f is nil, cut to FilterPieceBytes),
+// clipped to the ordinals [lo, hi).
+func (s *Store) scanPieces(ctx context.Context, v *Version, b Block, f *filter.Filter, lo, hi int64) ([]Block, error) {
+	pieces, err := s.candidatePieces(ctx, v, b, f)
+	if err != nil {
 		return nil, err
 	}
-	var (
-		srcs  []arrow.RecordBatch
-		spans []Span
-		n     int64
-	)
-	defer func() {
-		for _, s := range srcs {
-			s.Release()
-		}
-	}()
+	out := pieces[:0]
 	for _, pc := range pieces {
-		if pc.FirstRow+pc.Rows <= lo || pc.FirstRow >= hi {
+		a, z := max(pc.FirstRow, lo), min(pc.FirstRow+pc.Rows, hi)
+		if a >= z {
 			continue
 		}
-		src, sp, k, err := r.filterPiece(ctx, v, pc, f, fcols, projected, rest, lo, hi, int32(len(srcs)))
-		if err != nil {
-			return nil, err
-		}
-		if src == nil {
-			continue
-		}
-		srcs = append(srcs, src)
-		spans = append(spans, sp...)
-		n += k
+		pc.Offset += a - pc.FirstRow
+		pc.Rows, pc.FirstRow = z-a, a
+		out = append(out, pc)
 	}
-	if n == 0 {
-		return nil, nil
+	return out, nil
+}
+
+// readPiece reads piece pc's rows that match f (every row when f is nil)
+// and lie in [lo, hi), with the columns of projected; nil when none does.
+func (r *Reader) readPiece(ctx context.Context, v *Version, pc Block, f *filter.Filter, fcols, projected *arrow.Schema, rest []arrow.Field, lo, hi int64) (arrow.RecordBatch, error) {
+	if f == nil {
+		return r.ReadBlock(ctx, v, pc, projected)
 	}
-	out, err := r.Gather(projected, srcs, spans)
+	src, spans, n, err := r.filterPiece(ctx, v, pc, f, fcols, projected, rest, lo, hi, 0)
+	if err != nil || src == nil {
+		return nil, err
+	}
+	defer src.Release()
+	out, err := r.Gather(projected, []arrow.RecordBatch{src}, spans)
 	if err != nil {
 		return nil, err
 	}
@@ -482,9 +481,44 @@ func (s *Store) candidatePieces(ctx context.Context, v *Version, b Block, f *fil
 	}
 	defer file.Close()
 	md := file.pf.MetaData()
-	if !f.MayMatch(rowGroupStats(md, b.RowGroup, v.Schema)) {
+	if f != nil && !f.MayMatch(rowGroupStats(md, b.RowGroup, v.Schema)) {
 		return nil, nil
 	}
+	// Pieces of at most about FilterPieceBytes of Arrow data (all
+	// columns), so that a filtered scan's memory stays bounded.
+	maxRows := b.Rows
+	if tb := md.RowGroup(b.RowGroup).TotalByteSize(); tb > FilterPieceBytes {
+		maxRows = max(1, md.RowGroup(b.RowGroup).NumRows()*FilterPieceBytes/tb)
+	}
+	pieces := []Block{b}
+	if f != nil {
+		if pieces, err = s.pagePieces(md, file, b, f, v); err != nil {
+			return nil, err
+		}
+	}
+	var out []Block
+	for _, pc := range pieces {
+		for off := int64(0); off < pc.Rows; off += maxRows {
+			n := min(maxRows, pc.Rows-off)
+			out = append(out, Block{File: pc.File, RowGroup: pc.RowGroup, Offset: pc.Offset + off, Rows: n, FirstRow: pc.FirstRow + off})
+		}
+	}
+	return out, nil
+}
+
+// FilterPieceBytes bounds the Arrow data (all columns, uncompressed) of
+// one piece of a row group that a filtered read decodes at once; a
+// filtered scan holds at most FilterScanBytes of pieces.
+const FilterPieceBytes = 8 << 20
+
+// FilterScanBytes is about the most memory a filtered scan (ScanFiltered)
+// holds beyond the batches it has yielded: filterParallel pieces being
+// read, with their filter and other columns.
+const FilterScanBytes = filterParallel * 2 * FilterPieceBytes
+
+// pagePieces cuts row group block b into the runs of rows whose pages
+// allow a match (see candidatePieces).
+func (s *Store) pagePieces(md *metadata.FileMetaData, file *dataFile, b Block, f *filter.Filter, v *Version) ([]Block, error) {
 	whole := []Block{b}
 	pir := file.pf.GetPageIndexReader()
 	if pir == nil || b.Offset != 0 {

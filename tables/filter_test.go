@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/filter"
 	"github.com/weftdata/weft/tables"
 )
 
@@ -234,6 +235,44 @@ func TestFilteredScanRange(t *testing.T) {
 		}
 	}
 	require.Equal(t, want, names)
+
+	// Stopping early, and a cancelled context, release everything (the
+	// checked allocator of newProjectEnv proves it at the end).
+	all, err := v.Filter("id >= 0")
+	require.NoError(t, err)
+	for _, f := range []*filter.Filter{all, nil} {
+		n := 0
+		for rec, err := range e.s.ScanFiltered(ctx, v, nil, f, 0, len(v.Blocks()), 0, v.Rows()) {
+			require.NoError(t, err)
+			rec.Release()
+			if n++; n == 2 {
+				break
+			}
+		}
+		require.Equal(t, 2, n)
+		cctx, cancel := context.WithCancel(ctx)
+		var last error
+		for rec, err := range e.s.ScanFiltered(cctx, v, nil, f, 0, len(v.Blocks()), 0, v.Rows()) {
+			if err != nil {
+				last = err
+				break
+			}
+			rec.Release()
+			cancel()
+		}
+		cancel()
+		require.ErrorIs(t, last, context.Canceled)
+	}
+	// Without a filter: every row of the range, in order.
+	var ids []int64
+	for rec, err := range e.s.ScanFiltered(ctx, v, []string{"id"}, nil, 0, len(v.Blocks()), 150, 420) {
+		require.NoError(t, err)
+		for i := range int(rec.NumRows()) {
+			ids = append(ids, rec.Column(0).(*array.Int64).Value(i))
+		}
+		rec.Release()
+	}
+	require.Equal(t, seqIDs(150, 420), ids)
 	_ = arrow.PrimitiveTypes.Int64
 }
 
