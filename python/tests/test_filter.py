@@ -5,7 +5,6 @@ position, and balanced shards spread a selective filter's matches over
 ranks × DataLoader workers evenly (within one), every row exactly once."""
 
 import datetime as dt
-import math
 import random
 from collections import Counter
 
@@ -196,7 +195,7 @@ def test_recipe_with_filtered_component(mixed):
     """Component(table, filter=…): every sample of that component matches;
     exact shares; W = 1 and W = 4 see the same batches; a saved state
     resumes with the same samples; the filter is in the run record."""
-    import torch
+
 
     table, data = mixed
     text = "ok = false AND i >= 100"
