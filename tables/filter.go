@@ -415,6 +415,9 @@ func (r *Reader) readPiece(ctx context.Context, v *Version, pc Block, f *filter.
 		return nil, err
 	}
 	defer src.Release()
+	if len(spans) == 1 { // one run of rows: a zero-copy slice
+		return src.NewSlice(spans[0].Start, spans[0].Start+spans[0].N), nil
+	}
 	out, err := r.Gather(projected, []arrow.RecordBatch{src}, spans)
 	if err != nil {
 		return nil, err
