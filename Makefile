@@ -57,7 +57,7 @@ demo: flightd venv
 ## venv: $(VENV) with the weft client (editable), torch (Debian's python3-torch) and the test requirements.
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: python/requirements-test.txt python/bootstrap-venv.sh python/pyproject.toml
+$(VENV)/.installed: python/requirements-test.txt python/requirements-import.txt python/bootstrap-venv.sh python/pyproject.toml
 	PYTHON=$(PYTHON) sh python/bootstrap-venv.sh $(VENV) python/requirements-test.txt
 	touch $@
 

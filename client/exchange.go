@@ -99,6 +99,12 @@ func (c *Client) openExchange(ctx context.Context, ticket []byte, delivery strin
 }
 
 // mapRing maps a ring's file read-only and checks its size.
+// isSlotsHeader says whether app_metadata is a SlotsHeader.
+func isSlotsHeader(meta []byte) bool {
+	var h SlotsHeader
+	return json.Unmarshal(meta, &h) == nil && h.Delivery != "" && h.Ring != ""
+}
+
 func mapRing(h SlotsHeader) ([]byte, error) {
 	f, err := os.Open(h.Ring)
 	if err != nil {
@@ -191,6 +197,9 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 				return
 			}
 			continue
+		}
+		if len(fd.GetDataHeader()) == 0 && isSlotsHeader(fd.GetAppMetadata()) {
+			continue // the header again, for clients that do not see the schema's app_metadata
 		}
 		if len(fd.GetDataHeader()) == 0 { // a step in a slot
 			var meta SlotStepMetadata

@@ -49,6 +49,48 @@ type MediaPut struct {
 	Size *int64 `json:"size"`
 	// Name is the client's file name, used only in messages.
 	Name string `json:"name,omitempty"`
+	// Kind is MediaKindVideo (the default when empty: an MP4 the server
+	// indexes) or MediaKindFile (any bytes, not looked into: a checkpoint's
+	// weights, named by a file column).
+	Kind string `json:"kind,omitempty"`
+}
+
+// Media kinds of an upload (MediaPut.Kind).
+const (
+	MediaKindVideo = "video"
+	MediaKindFile  = "file"
+)
+
+// ActionReadMedia is the DoAction type that streams a range of a media
+// object's bytes: body ReadMediaRequest, results the bytes in order, each
+// at most MediaChunkBytes.
+const ActionReadMedia = "read_media"
+
+// MaxReadMediaBytes bounds one read_media call's range; read a larger
+// object in several calls.
+const MaxReadMediaBytes = 256 << 20
+
+// ReadMediaRequest is the body of read_media: Length bytes (at most
+// MaxReadMediaBytes, fewer at the object's end) from Offset.
+type ReadMediaRequest struct {
+	Project string `json:"project"`
+	SHA256  string `json:"sha256"`
+	Offset  int64  `json:"offset"`
+	Length  int64  `json:"length"`
+}
+
+// Validate checks the required fields and the range.
+func (r *ReadMediaRequest) Validate() error {
+	if err := required("project", r.Project); err != nil {
+		return err
+	}
+	if err := required("sha256", r.SHA256); err != nil {
+		return err
+	}
+	if r.Offset < 0 || r.Length < 1 || r.Length > MaxReadMediaBytes {
+		return fmt.Errorf("%w: read_media range offset %d length %d; give offset ≥ 0 and 1 ≤ length ≤ %d", errdefs.ErrInvalidArgument, r.Offset, r.Length, MaxReadMediaBytes)
+	}
+	return nil
 }
 
 // Validate checks the required fields.
@@ -64,6 +106,9 @@ func (m *MediaPut) Validate() error {
 	}
 	if *m.Size < 0 {
 		return fmt.Errorf("%w: field %q is %d; give the file's size in bytes", errdefs.ErrInvalidArgument, "size", *m.Size)
+	}
+	if m.Kind != "" && m.Kind != MediaKindVideo && m.Kind != MediaKindFile {
+		return fmt.Errorf("%w: field %q is %q; give %q (an MP4, the default) or %q (any file)", errdefs.ErrInvalidArgument, "kind", m.Kind, MediaKindVideo, MediaKindFile)
 	}
 	return nil
 }

@@ -508,3 +508,53 @@ func (m StepMetadata) MarshalJSON() ([]byte, error) {
 	type plain StepMetadata
 	return json.Marshal(plain(m))
 }
+
+// ActionImport is the DoAction type that imports a dataset server-side
+// (bucket → flightd → bucket). Its results stream: one ImportEvent with
+// Progress per progress tick, then one with Commit and Record.
+const ActionImport = "import"
+
+// ImportRequest is the body of import: format (wds, mds, hf, lerobot), an
+// s3:// source or a local one under the server's --import-root, the target
+// project, branch ("" main) and table, and the format's options.
+type ImportRequest struct {
+	Format  string            `json:"format"`
+	Source  string            `json:"source"`
+	Project string            `json:"project"`
+	Branch  string            `json:"branch,omitempty"`
+	Table   string            `json:"table"`
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// Validate checks the required fields.
+func (r *ImportRequest) Validate() error {
+	for _, f := range []struct{ name, v string }{{"format", r.Format}, {"source", r.Source}, {"project", r.Project}, {"table", r.Table}} {
+		if err := required(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ImportProgress is a running import's progress (importers.Progress).
+type ImportProgress struct {
+	Files       int64   `json:"files"`
+	FilesTotal  int64   `json:"files_total"`
+	Rows        int64   `json:"rows"`
+	Bytes       int64   `json:"bytes"`
+	BytesTotal  int64   `json:"bytes_total"`
+	ElapsedSec  float64 `json:"elapsed_sec"`
+	BytesPerSec float64 `json:"bytes_per_sec"`
+	RowsPerSec  float64 `json:"rows_per_sec"`
+	ETASec      float64 `json:"eta_sec"`
+	Done        bool    `json:"done,omitempty"` // the source is read; the commit comes next
+}
+
+// ImportEvent is one result of import: Progress, or (last) the Commit
+// with the import's record (source, format, format version, options,
+// counts: what the commit message holds after "weft-import: ").
+type ImportEvent struct {
+	Progress *ImportProgress `json:"progress,omitempty"`
+	Commit   string          `json:"commit,omitempty"`
+	Record   json.RawMessage `json:"record,omitempty"`
+}

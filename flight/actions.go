@@ -17,15 +17,19 @@ import (
 type action struct {
 	name, description string
 	run               func(s *Service, ctx context.Context, body []byte) (any, error)
+	// stream, instead of run, sends its own results (import).
+	stream func(s *Service, ctx context.Context, body []byte, out arrowflight.FlightService_DoActionServer) error
 }
 
 // actions lists the DoAction types in the order ListActions reports them.
 var actions = []action{
-	{"create_project", `Create a project with branch "main" at an empty root commit. Body {"project"}; result {"project","branch","commit"}.`, (*Service).createProject},
-	{"create_branch", `Create a branch at the commit a ref names. Body {"project","branch","from"} (from: a branch or commit id; default "main"); result {"branch","commit"}.`, (*Service).createBranch},
-	{"list_branches", `List a project's branches. Body {"project"}; result [{"branch","commit"}], sorted by name.`, (*Service).listBranches},
-	{"log", `List the commits reachable from a ref, newest first. Body {"project","ref","limit"?} (ref default "main"; no limit: all, up to the server's --max-list, 10,000 by default); result [{"commit","parent","time","message","tables"}].`, (*Service).logAction},
-	{"stat_media", `Whether a project holds a media object. Body {"project","sha256"}; result {"sha256","size","exists"} (size 0 when absent).`, (*Service).statMedia},
+	{"create_project", `Create a project with branch "main" at an empty root commit. Body {"project"}; result {"project","branch","commit"}.`, (*Service).createProject, nil},
+	{"create_branch", `Create a branch at the commit a ref names. Body {"project","branch","from"} (from: a branch or commit id; default "main"); result {"branch","commit"}.`, (*Service).createBranch, nil},
+	{"list_branches", `List a project's branches. Body {"project"}; result [{"branch","commit"}], sorted by name.`, (*Service).listBranches, nil},
+	{"log", `List the commits reachable from a ref, newest first. Body {"project","ref","limit"?} (ref default "main"; no limit: all, up to the server's --max-list, 10,000 by default); result [{"commit","parent","time","message","tables"}].`, (*Service).logAction, nil},
+	{"stat_media", `Whether a project holds a media object. Body {"project","sha256"}; result {"sha256","size","exists"} (size 0 when absent).`, (*Service).statMedia, nil},
+	{"read_media", `Read a range of a media object's bytes. Body {"project","sha256","offset","length"} (length at most 256 MiB); results: the bytes in order, at most 4 MiB each (fewer bytes at the object's end).`, nil, (*Service).readMediaAction},
+	{"import", `Import a dataset server-side as one commit (needs write on the project). Body {"format","source","project","branch"?,"table","options"?} (format: wds, mds, hf, lerobot; source: s3://BUCKET/PREFIX or a directory under an --import-root); results: {"progress":{…}} per tick, then {"commit","record"}.`, nil, (*Service).importAction},
 }
 
 func actionNames() string {
@@ -58,6 +62,9 @@ func (s *Service) DoAction(a *arrowflight.Action, stream arrowflight.FlightServi
 			}
 			if err := s.checkLen(act.name+" body", a.GetBody()); err != nil {
 				return err
+			}
+			if act.stream != nil {
+				return act.stream(s, ctx, a.GetBody(), stream)
 			}
 			res, err := act.run(s, ctx, a.GetBody())
 			if err != nil {

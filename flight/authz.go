@@ -19,6 +19,7 @@ import (
 //	create_branch, DoPut                 write on the project (a media upload too)
 //	list_branches, log, GetSchema, scan  read on the project
 //	stat_media                           read on the project
+//	import                               write on the project (checked before the source is opened)
 //	recipe (GetFlightInfo, GetSchema)    read on every component's project
 //	run by id                            read on every component's project; otherwise NotFound, as for an unknown run
 //	DoGet, DoExchange                    a ticket this store signed, and read on every project it names

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/slots"
 )
@@ -82,12 +83,11 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	x := &exchange{s: s, stream: stream, cancel: cancel, done: make(chan struct{})}
+	defer x.closeRing() // after the wait for the client's end, below
 	go x.readReleases()
 	err = s.serveRank(ctx, rt, func(run *mix.Run, stepBytes int64) (rankSink, error) {
 		if rx.Delivery == client.DeliveryShm && s.localPeer(ctx) {
-			if sink, ok := x.shmSink(ctx, run, stepBytes); ok {
-				return sink, nil
-			}
+			return x.shmSink(run, stepBytes), nil
 		}
 		return s.newPlainSink(stream, run), nil
 	})
@@ -194,68 +194,105 @@ func (x *exchange) release(fd *arrowflight.FlightData) error {
 	return nil
 }
 
-// ringShape is the ring of a stream whose steps are about stepBytes: one
-// slot per step the stream holds (StreamSteps, mix's Prefetch + 2; at
-// least 3), each the step's estimate plus an eighth and 64 KiB for the
-// IPC framing and rows wider than the average, rounded up to
-// slots.SlotAlign, at most MaxStepBytes (rounded up). A step that does
-// not fit goes inline.
-func (s *Service) ringShape(stepBytes int64) (int, int64) {
-	n := max(3, s.opts.StreamSteps)
-	b := min(stepBytes+stepBytes/8+64<<10, s.opts.MaxStepBytes)
+// Ring sizes. A client holds the step it works on and the ones its
+// loader prefetched (weft.TrainLoader: 4 by default), and the server
+// builds StreamSteps ahead: a ring with fewer slots puts a release's round
+// trip on every step's path. Small steps get more slots, up to
+// ringSmallBytes in all.
+const (
+	ringClientSlots = 6
+	ringSmallBytes  = 4 << 20
+	ringMaxSlots    = 64
+)
+
+// ringShape is the ring of a stream whose steps are about stepBytes and
+// whose first step's message is firstBytes: StreamSteps + ringClientSlots
+// slots (at least 3; more for small steps, see ringSmallBytes), each the
+// larger of the estimate plus an eighth and 64 KiB (IPC framing, rows
+// wider than the average) and the first step's message plus a half (the
+// estimate counts no video segments, and steps of windows vary), rounded
+// up to slots.SlotAlign, at most MaxStepBytes (rounded up). A step that
+// does not fit goes inline.
+func (s *Service) ringShape(stepBytes, firstBytes int64) (int, int64) {
+	b := min(max(stepBytes+stepBytes/8+64<<10, firstBytes+firstBytes/2), s.opts.MaxStepBytes)
 	if s.slotBytes > 0 {
 		b = s.slotBytes
 	}
 	b = (b + slots.SlotAlign - 1) / slots.SlotAlign * slots.SlotAlign
+	n := max(3, s.opts.StreamSteps+ringClientSlots)
+	if more := int(ringSmallBytes / b); more > n {
+		n = min(more, ringMaxSlots)
+	}
+	if firstBytes < s.opts.SlotInlineBytes {
+		n = 3 // steps like the first go inline: slots only for larger ones
+	}
 	return n, b
 }
 
-// shmSink makes the exchange's ring and sends its header (the schema
-// message with app_metadata client.SlotsHeader). ok is false when no ring
-// could be made (no /dev/shm, a full tmpfs, the budget): the caller then
-// serves plainly, nothing having been sent.
-func (x *exchange) shmSink(ctx context.Context, run *mix.Run, stepBytes int64) (rankSink, bool) {
-	s := x.s
-	n, b := s.ringShape(stepBytes)
-	o := slots.Options{Dir: s.slotDir, Slots: n, SlotBytes: b, Budget: s.budget}
-	ring, err := slots.NewRing(ctx, o)
-	if err != nil {
-		s.log.InfoContext(ctx, "host slots unavailable: serving the plain stream", "err", err)
-		return nil, false
-	}
-	if s.ringHook != nil {
-		s.ringHook(ring)
-	}
-	sink := &shmSink{s: s, x: x, ring: ring, schema: run.Schema()}
-	meta, err := json.Marshal(client.SlotsHeader{Run: string(run.ID()), Delivery: client.DeliveryShm, Ring: ring.Path(), Slots: ring.Slots(), SlotBytes: ring.SlotBytes()})
-	if err == nil {
-		err = sink.sendSchema(meta)
-	}
-	if err != nil {
-		ring.Close()
-		// The header may be half sent: fail rather than serve plainly.
-		return &failedSink{err: err}, true
-	}
-	x.mu.Lock()
-	x.ring = ring
-	x.mu.Unlock()
-	return sink, true
+// shmSink returns the exchange's host-slot sink. Its ring is made at the
+// first step, sized from it; if no ring can be made then (no /dev/shm, a
+// full tmpfs, the budget), nothing has been sent and the stream is served
+// plainly.
+func (x *exchange) shmSink(run *mix.Run, stepBytes int64) rankSink {
+	return &shmSink{s: x.s, x: x, run: run, schema: run.Schema(), estimate: stepBytes}
 }
-
-// failedSink fails the stream with err at its first step.
-type failedSink struct{ err error }
-
-func (f *failedSink) send(context.Context, mix.RunID, int64, arrow.RecordBatch) error { return f.err }
-func (f *failedSink) close() error                                                    { return nil }
 
 // shmSink writes each step into a slot and sends its descriptor; a step
 // that does not fit a slot is sent inline, as DoGet sends it.
 type shmSink struct {
-	s      *Service
-	x      *exchange
-	ring   *slots.Ring
-	schema *arrow.Schema
+	s        *Service
+	x        *exchange
+	run      *mix.Run
+	schema   *arrow.Schema
+	estimate int64 // the step bytes serveRank estimated
+
+	ring   *slots.Ring         // made at the first step
+	plain  *plainSink          // set when no ring could be made
 	inline *arrowflight.Writer // made at the first inline step
+}
+
+// open makes the ring for steps like first and sends the stream's header
+// (the schema message with app_metadata client.SlotsHeader). ok is false
+// when no ring could be made, nothing having been sent.
+func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, err error) {
+	s := k.s
+	need, err := slots.MessageBytes(first)
+	if err != nil {
+		return false, err
+	}
+	n, b := s.ringShape(k.estimate, need)
+	ring, err := slots.NewRing(ctx, slots.Options{Dir: s.slotDir, Slots: n, SlotBytes: b, Budget: s.budget})
+	for err != nil && errors.Is(err, errdefs.ErrResourceExhausted) && n > 3 {
+		// Not enough budget for the whole ring: fewer slots, at worst a
+		// release's round trip per step.
+		n = max(3, n/2)
+		ring, err = slots.NewRing(ctx, slots.Options{Dir: s.slotDir, Slots: n, SlotBytes: b, Budget: s.budget})
+	}
+	if err != nil {
+		s.log.InfoContext(ctx, "host slots unavailable: serving the plain stream", "err", err)
+		return false, nil
+	}
+	if s.ringHook != nil {
+		s.ringHook(ring)
+	}
+	meta, err := json.Marshal(client.SlotsHeader{Run: string(k.run.ID()), Delivery: client.DeliveryShm, Ring: ring.Path(), Slots: ring.Slots(), SlotBytes: ring.SlotBytes()})
+	if err == nil {
+		err = k.sendSchema(meta)
+	}
+	if err == nil {
+		// Again on its own: pyarrow's reader does not show the schema
+		// message's app_metadata, and the first steps may come inline.
+		err = k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta})
+	}
+	if err != nil {
+		ring.Close()
+		return false, err // the header may be half sent: fail rather than serve plainly
+	}
+	k.ring = ring
+	k.x.mu.Lock()
+	k.x.ring = ring
+	k.x.mu.Unlock()
+	return true, nil
 }
 
 func (k *shmSink) sendSchema(meta []byte) error {
@@ -267,6 +304,22 @@ func (k *shmSink) sendSchema(meta []byte) error {
 }
 
 func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	if k.plain != nil {
+		return k.plain.send(ctx, run, step, batch)
+	}
+	if k.ring == nil {
+		ok, err := k.open(ctx, batch)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			k.plain = k.s.newPlainSink(k.x.stream, k.run)
+			return k.plain.send(ctx, run, step, batch)
+		}
+	}
+	if recordBytes(batch) < k.s.opts.SlotInlineBytes {
+		return k.sendInline(run, step, batch)
+	}
 	slot, err := k.ring.Acquire(ctx) // waits while the client holds every slot
 	if err != nil {
 		return err
@@ -276,11 +329,7 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 		if err := slot.Release(); err != nil {
 			return err
 		}
-		if k.inline == nil {
-			// The schema went with the header: drop the writer's own.
-			k.inline = arrowflight.NewRecordWriter(&skipFirst{w: k.x.stream}, ipc.WithSchema(k.schema), ipc.WithAllocator(k.s.mem))
-		}
-		return k.s.sendStep(k.inline, run, step, batch)
+		return k.sendInline(run, step, batch)
 	}
 	if err != nil {
 		_ = slot.Release()
@@ -294,16 +343,58 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 	return k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta})
 }
 
-// close releases every slot, unmaps and unlinks the ring and returns its
-// bytes to the budget. The client's mapping stays readable until it
-// unmaps it.
+// recordBytes is the size of rec's rows in its buffers.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += rangeBytes(c, 0, int64(c.Len()))
+	}
+	return n
+}
+
+// sendInline sends a step as DoGet does, in the exchange.
+func (k *shmSink) sendInline(run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	if k.inline == nil {
+		// The schema went with the header: drop the writer's own.
+		k.inline = arrowflight.NewRecordWriter(&skipFirst{w: k.x.stream}, ipc.WithSchema(k.schema), ipc.WithAllocator(k.s.mem))
+	}
+	return k.s.sendStep(k.inline, run, step, batch)
+}
+
+// close ends the inline messages. The ring outlives it: the exchange
+// closes it (closeRing) when the call ends, after the client has ended its
+// side, so a client that is behind can still map it (a ring larger than
+// the rank's steps is filled and done with before the client reads the
+// first descriptor).
 func (k *shmSink) close() error {
 	var err error
-	if k.inline != nil {
-		err = k.inline.Close()
+	if k.ring == nil && k.plain == nil {
+		// No step was sent: the client still needs the schema.
+		k.plain = k.s.newPlainSink(k.x.stream, k.run)
 	}
-	k.ring.ReleaseAll()
-	return errors.Join(err, k.ring.Close())
+	if k.plain != nil {
+		err = k.plain.close()
+	}
+	if k.inline != nil {
+		err = errors.Join(err, k.inline.Close())
+	}
+	return err
+}
+
+// closeRing releases every slot, unmaps and unlinks the ring (if one was
+// made) and returns its bytes to the budget. The client's mapping stays
+// readable until it unmaps it.
+func (x *exchange) closeRing() {
+	x.mu.Lock()
+	ring := x.ring
+	x.mu.Unlock()
+	if ring == nil {
+		return
+	}
+	ring.ReleaseAll()
+	if err := ring.Close(); err != nil {
+		x.s.log.Warn("close a slot ring", "ring", ring.Path(), "err", err)
+	}
 }
 
 // skipFirst drops the first message written to it (an ipc writer's

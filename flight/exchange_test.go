@@ -50,6 +50,7 @@ func newSlotEnv(t *testing.T, o ...envOpts) *slotEnv {
 	}
 	eo.budget = b
 	se.env = newEnv(t, bucket.NewMem(), eo)
+	flight.SetSlotInlineBytes(se.svc, 0) // every step in a slot; TestExchangeSmallStepsInline sets it
 	flight.SetRingHook(se.svc, func(r *slots.Ring) {
 		se.mu.Lock()
 		defer se.mu.Unlock()
@@ -182,6 +183,49 @@ func TestExchangeInline(t *testing.T) {
 	se.waitFreed(base)
 }
 
+// TestExchangeSmallStepsInline: with SlotInlineBytes, steps under it
+// travel inline in the host-slot exchange and larger ones in slots; both
+// equal DoGet's. The ring of a stream whose first step is small has three
+// slots.
+func TestExchangeSmallStepsInline(t *testing.T) {
+	se := newSlotEnv(t)
+	e := se.env
+	flight.SetSlotInlineBytes(e.svc, 2<<10)
+	e.createProject("p")
+	e.mustPut("p", "main", "a", 0, 400, 100, 16)
+	e.mustPut("p", "main", "big", 1000, 40, 20, 5<<10)
+	base := se.budget.Stats().Used
+	plan, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 5, BatchSize: 8, Components: []client.Component{{Project: "p", Table: "a", Weight: 0.9}, {Project: "p", Table: "big", Weight: 0.1}}}, 1)
+	require.NoError(t, err)
+	plain := readAll(t, e.c.ReadRank(ctxT(t), plan.Ranks[0]))
+	shm := readAll(t, e.c.ReadRankShm(ctxT(t), plan.Ranks[0]))
+	require.Len(t, shm, len(plain))
+	var inSlots, inline int
+	for i := range plain {
+		require.Equal(t, plain[i].bytes, shm[i].bytes, "step %d", i)
+		if shm[i].slot {
+			inSlots++
+		} else {
+			inline++
+		}
+	}
+	require.Positive(t, inSlots, "steps with a 5 KiB row go in slots")
+	require.Positive(t, inline, "steps of small rows go inline")
+	se.waitFreed(base)
+
+	small, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 5, BatchSize: 8, Components: []client.Component{{Project: "p", Table: "a"}}}, 1)
+	require.NoError(t, err)
+	rings := len(se.ringList())
+	got := readAll(t, e.c.ReadRankShm(ctxT(t), small.Ranks[0]))
+	require.NotEmpty(t, got)
+	for i, st := range got {
+		require.False(t, st.slot, "step %d of 8 small rows goes inline", i)
+	}
+	require.Len(t, se.ringList(), rings+1)
+	require.Equal(t, 3, se.ringList()[rings].Slots(), "a stream whose first step is small gets the smallest ring")
+	se.waitFreed(base)
+}
+
 // putEpisodeTable stores an episode table and returns a recipe with a rows
 // window over it.
 func putEpisodeTable(t *testing.T, e *env) client.Recipe {
@@ -221,6 +265,10 @@ func rawExchange(ctx context.Context, t *testing.T, e *env, ticket []byte, deliv
 	if client.Decode("header", first.AppMetadata, &h) != nil {
 		return stream, nil // plain: no header (perhaps the first step's metadata)
 	}
+	again, err := stream.Recv()
+	require.NoError(t, err)
+	require.Empty(t, again.DataHeader, "the header again, on its own")
+	require.Equal(t, first.AppMetadata, again.AppMetadata)
 	return stream, &h
 }
 

@@ -20,3 +20,6 @@ func SetRingHook(s *Service, f func(*slots.Ring)) { s.ringHook = f }
 // SetSlotBytes makes every ring's slots n bytes (0: as the stream's step
 // estimate says).
 func SetSlotBytes(s *Service, n int64) { s.slotBytes = n }
+
+// SetSlotInlineBytes sets Options.SlotInlineBytes of a running service.
+func SetSlotInlineBytes(s *Service, n int64) { s.opts.SlotInlineBytes = n }

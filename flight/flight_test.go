@@ -57,7 +57,7 @@ func TestActions(t *testing.T) {
 		require.NotEmpty(t, a.Description, a.Type)
 		names = append(names, a.Type)
 	}
-	require.Equal(t, []string{"create_project", "create_branch", "list_branches", "log", "stat_media"}, names)
+	require.Equal(t, []string{"create_project", "create_branch", "list_branches", "log", "stat_media", "read_media", "import"}, names)
 
 	var cp map[string]string
 	e.mustAction("create_project", `{"project":"robotics"}`, &cp)

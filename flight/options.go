@@ -43,6 +43,12 @@ type Options struct {
 	// clients reassemble (docs/flight.md). 3 MiB keeps every step within
 	// gRPC clients' default 4 MiB receive limit.
 	StepMessageBytes int64
+	// SlotInlineBytes: on a host-slot exchange, steps smaller than this
+	// (their Arrow buffers) are sent inline, as DoGet sends them: for a
+	// step of a few KiB, a copy through gRPC costs less than a slot's
+	// descriptor and release (two messages instead of one). 0 puts every
+	// step that fits in a slot.
+	SlotInlineBytes int64
 	// PutTimeout bounds a DoPut from its first message to its commit: a
 	// put still running then fails with DeadlineExceeded and commits
 	// nothing. It must stay well under the grace period of garbage
@@ -117,6 +123,7 @@ func DefaultOptions() Options {
 		Prefetch:            4,
 		ShutdownGrace:       10 * time.Second,
 		StepMessageBytes:    3 << 20,
+		SlotInlineBytes:     64 << 10,
 		PutTimeout:          time.Hour,
 	}
 }
@@ -134,6 +141,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: Prefetch is %d; it must be 0 or more", o.Prefetch)
 	case o.ShutdownGrace < 0:
 		return fmt.Errorf("flight options: ShutdownGrace is %v; it must be 0 or more", o.ShutdownGrace)
+	case o.SlotInlineBytes < 0:
+		return fmt.Errorf("flight options: SlotInlineBytes is %d; it must be 0 or more", o.SlotInlineBytes)
 	case o.StepMessageBytes < 1:
 		return fmt.Errorf("flight options: StepMessageBytes is %d; it must be positive", o.StepMessageBytes)
 	case o.MaxCommandBytes < 1<<10 || o.MaxReplyBytes < 1<<10:

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weftdata/weft/auth"
+	"github.com/weftdata/weft/importers"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/slots"
@@ -32,6 +33,8 @@ type Service struct {
 	tables *tables.Store
 	v      *versions.Store
 	mix    *mix.Engine
+	// importer runs DoAction import; nil: the action is unimplemented.
+	importer *importers.Importer
 	// appendCheck builds each put's batch check (Parts.AppendCheck); nil: none.
 	appendCheck func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
 	authn       *auth.Interceptors
@@ -87,6 +90,10 @@ type Parts struct {
 	// none) becomes the append's tables.AppendOptions.Check, which refuses
 	// batches (episodes.AppendCheck: video rows whose time has no frame).
 	AppendCheck func(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema) (tables.BatchCheck, error)
+	// Importer runs DoAction import (server-side imports); nil refuses
+	// them (Unimplemented). Build it over Tables, with the server's
+	// import roots.
+	Importer *importers.Importer
 	// Metrics: a prometheus.Registerer joins here with issue 11's metrics
 	// (not a dependency yet).
 }
@@ -102,7 +109,7 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, appendCheck: parts.AppendCheck, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger, localPeer: isLocalPeer}
+	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, importer: parts.Importer, appendCheck: parts.AppendCheck, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger, localPeer: isLocalPeer}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

@@ -37,5 +37,10 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
 fi
 "$python" -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$reqs"
+# The dataset formats' writers, for the import tests, without their
+# heavyweight declared dependencies (see the file).
+if [ -f "$here/requirements-import.txt" ]; then
+	"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r "$here/requirements-import.txt"
+fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation -e "$here"
 "$venv/bin/python" -c 'import numpy, pyarrow, torch, weft; torch.from_numpy(numpy.zeros(1)); print("bootstrap-venv: torch", torch.__version__, "numpy", numpy.__version__, "pyarrow", pyarrow.__version__)'

@@ -25,6 +25,35 @@ func WriteRecordBatch(slot *Slot, rec arrow.RecordBatch) (offset, length int64, 
 	return WriteRecordBatchAt(slot, 0, rec)
 }
 
+// MessageBytes is the length of rec's message as WriteRecordBatch writes
+// it at the start of a slot (its offset plus length): the slot size rec
+// needs.
+func MessageBytes(rec arrow.RecordBatch) (int64, error) {
+	p, err := ipc.GetRecordBatchPayload(rec)
+	if err != nil {
+		return 0, fmt.Errorf("slots: encode record batch: %w", err)
+	}
+	defer p.Release()
+	meta := p.Meta()
+	defer meta.Release()
+	msg := ipc.NewMessage(meta, memory.NewBufferBytes(nil))
+	defer msg.Release()
+	header, offset := messageHeader(0, meta.Len())
+	return offset + header + msg.BodyLen(), nil
+}
+
+// messageHeader is the header length of a message whose flatbuffer
+// metadata is metaLen bytes (the 8-byte prefix and the metadata padded to
+// 8, as ipc writes it), and the offset at or after at where the message
+// starts so that its body is bodyAlign-aligned.
+func messageHeader(at int64, metaLen int) (header, offset int64) {
+	header = int64(8 + metaLen)
+	header += (8 - header%8) % 8
+	offset = at + header
+	offset += (bodyAlign - offset%bodyAlign) % bodyAlign
+	return header, offset - header
+}
+
 // WriteRecordBatchAt is WriteRecordBatch at or after byte at of the slot
 // (several messages in one slot: at is the previous offset+length).
 func WriteRecordBatchAt(slot *Slot, at int64, rec arrow.RecordBatch) (offset, length int64, err error) {
@@ -43,13 +72,7 @@ func WriteRecordBatchAt(slot *Slot, at int64, rec arrow.RecordBatch) (offset, le
 	bodyLen := msg.BodyLen()
 	msg.Release()
 
-	// The header is the 8-byte prefix and the metadata padded to 8, as
-	// ipc writes it; the message starts so that its body is aligned.
-	header := int64(8 + meta.Len())
-	header += (8 - header%8) % 8
-	offset = at + header
-	offset += (bodyAlign - offset%bodyAlign) % bodyAlign
-	offset -= header
+	header, offset := messageHeader(at, meta.Len())
 	length = header + bodyLen
 	if offset+length > int64(len(buf)) {
 		return 0, 0, fmt.Errorf("%w: the message is %d bytes (%d rows); the slot has %d bytes from byte %d; use bigger slots or smaller steps",

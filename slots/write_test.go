@@ -86,6 +86,11 @@ func TestWriteRecordBatch(t *testing.T) {
 			require.Equal(t, s.Offset()+off, d.Offset)
 			require.Equal(t, n, d.Length)
 			require.NoError(t, d.Validate())
+			if tc.offset == 0 {
+				need, err := MessageBytes(want)
+				require.NoError(t, err)
+				require.Equal(t, off+n, need, "MessageBytes is where the message ends")
+			}
 		})
 	}
 	require.NoError(t, s.Release())

@@ -202,6 +202,10 @@ const (
 	KindKey = "weft.kind"
 	// KindVideo is KindKey's value for a video column.
 	KindVideo = "video"
+	// KindFile is KindKey's value for a file column: utf8, each value the
+	// sha256 of an uploaded media object (any bytes; null: no file). The
+	// commit names the objects in the manifest, as for video columns.
+	KindFile = "file"
 	// ToleranceKey is the optional field metadata of a video column: how
 	// far, in seconds (a decimal string), a row's time may be from its
 	// frame's presentation time.
@@ -231,8 +235,11 @@ func VideoColumns(schema *arrow.Schema) ([]int, error) {
 		if !ok {
 			continue
 		}
+		if kind == KindFile {
+			continue
+		}
 		if kind != KindVideo {
-			return nil, fmt.Errorf("%w: column %s has %s = %q; the only kind is %q", ErrBadVideoColumn, errdefs.Quote(f.Name), KindKey, kind, KindVideo)
+			return nil, fmt.Errorf("%w: column %s has %s = %q; the kinds are %q and %q", ErrBadVideoColumn, errdefs.Quote(f.Name), KindKey, kind, KindVideo, KindFile)
 		}
 		if !arrow.TypeEqual(f.Type, VideoType) {
 			return nil, fmt.Errorf("%w: video column %s has type %s; a video column is %s (media: the file's sha256, time: the moment's presentation time in seconds, neither null)", ErrBadVideoColumn, errdefs.Quote(f.Name), typeString(f.Type), "struct<media: utf8 not null, time: float64 not null>")
@@ -244,6 +251,23 @@ func VideoColumns(schema *arrow.Schema) ([]int, error) {
 			if v, err := strconv.ParseFloat(tol, 64); err != nil || v < 0 || v != v {
 				return nil, fmt.Errorf("%w: video column %s has %s = %q; give a non-negative number of seconds such as %q", ErrBadVideoColumn, errdefs.Quote(f.Name), ToleranceKey, tol, DefaultTolerance)
 			}
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// FileColumns returns the indexes of the fields of schema whose metadata
+// has weft.kind = "file", in schema order; ErrBadVideoColumn when such a
+// field is not utf8.
+func FileColumns(schema *arrow.Schema) ([]int, error) {
+	var out []int
+	for i, f := range schema.Fields() {
+		if kind, ok := f.Metadata.GetValue(KindKey); !ok || kind != KindFile {
+			continue
+		}
+		if !arrow.TypeEqual(f.Type, arrow.BinaryTypes.String) {
+			return nil, fmt.Errorf("%w: file column %s has type %s; a file column is utf8 (the sha256 of an uploaded object)", ErrBadVideoColumn, errdefs.Quote(f.Name), typeString(f.Type))
 		}
 		out = append(out, i)
 	}
@@ -288,6 +312,7 @@ type appendMedia struct {
 	p      versions.ProjectName
 	schema *arrow.Schema
 	cols   []int
+	files  []int                           // file columns
 	known  *versions.Manifest              // the table's manifest when the append started; nil for a new table
 	found  map[string]versions.MediaObject // checked to exist, not in known
 	named  map[string]bool                 // every digest the put names
@@ -298,7 +323,11 @@ func newAppendMedia(s *Store, p versions.ProjectName, schema *arrow.Schema, know
 	if err != nil {
 		return nil, err
 	}
-	return &appendMedia{s: s, p: p, schema: schema, cols: cols, known: known, found: map[string]versions.MediaObject{}, named: map[string]bool{}}, nil
+	files, err := FileColumns(schema)
+	if err != nil {
+		return nil, err
+	}
+	return &appendMedia{s: s, p: p, schema: schema, cols: cols, files: files, known: known, found: map[string]versions.MediaObject{}, named: map[string]bool{}}, nil
 }
 
 // check reads the video columns of rec (rows firstRow… of the put): every
@@ -334,6 +363,31 @@ func (a *appendMedia) check(ctx context.Context, rec arrow.RecordBatch, firstRow
 			}
 			if err := versions.ValidateSHA256(sha); err != nil {
 				return fmt.Errorf("%w: row %d: video column %s: media %s is not a sha256 digest (64 lowercase hex digits)", ErrBadVideoColumn, row, errdefs.Quote(name), errdefs.Quote(sha))
+			}
+			a.named[sha] = true
+			if a.known != nil && a.known.HasMedia(sha) {
+				continue
+			}
+			missing = append(missing, sha)
+			firstOf[sha] = row
+		}
+	}
+	for _, c := range a.files {
+		name := a.schema.Field(c).Name
+		col, ok := rec.Column(c).(*array.String)
+		if !ok {
+			return fmt.Errorf("%w: file column %s holds %s", ErrBadVideoColumn, errdefs.Quote(name), rec.Column(c).DataType())
+		}
+		for i := range col.Len() {
+			if col.IsNull(i) {
+				continue // no file in this row
+			}
+			row, sha := firstRow+int64(i), col.Value(i)
+			if a.named[sha] {
+				continue
+			}
+			if err := versions.ValidateSHA256(sha); err != nil {
+				return fmt.Errorf("%w: row %d: file column %s: %s is not a sha256 digest (64 lowercase hex digits)", ErrBadVideoColumn, row, errdefs.Quote(name), errdefs.Quote(sha))
 			}
 			a.named[sha] = true
 			if a.known != nil && a.known.HasMedia(sha) {

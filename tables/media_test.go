@@ -503,7 +503,7 @@ func TestVideoColumns(t *testing.T) {
 		{"wrong type", []arrow.Field{{Name: "a", Type: arrow.BinaryTypes.String, Metadata: video}}, nil, "video column \"a\" has type"},
 		{"wrong field order", []arrow.Field{{Name: "a", Type: arrow.StructOf(arrow.Field{Name: "time", Type: arrow.PrimitiveTypes.Float64}, arrow.Field{Name: "media", Type: arrow.BinaryTypes.String}), Metadata: video}}, nil, "has type"},
 		{"nullable children", []arrow.Field{{Name: "a", Type: arrow.StructOf(arrow.Field{Name: "media", Type: arrow.BinaryTypes.String, Nullable: true}, arrow.Field{Name: "time", Type: arrow.PrimitiveTypes.Float64}), Metadata: video}}, nil, "video column \"a\""},
-		{"unknown kind", []arrow.Field{{Name: "a", Type: tables.VideoType, Metadata: arrow.NewMetadata([]string{tables.KindKey}, []string{"audio"})}}, nil, "the only kind is"},
+		{"unknown kind", []arrow.Field{{Name: "a", Type: tables.VideoType, Metadata: arrow.NewMetadata([]string{tables.KindKey}, []string{"audio"})}}, nil, "the kinds are"},
 		{"good tolerance", []arrow.Field{{Name: "a", Type: tables.VideoType, Metadata: arrow.NewMetadata([]string{tables.KindKey, tables.ToleranceKey}, []string{tables.KindVideo, "0.02"})}}, []int{0}, ""},
 		{"bad tolerance", []arrow.Field{{Name: "a", Type: tables.VideoType, Metadata: arrow.NewMetadata([]string{tables.KindKey, tables.ToleranceKey}, []string{tables.KindVideo, "-1"})}}, nil, "weft.tolerance"},
 	} {

@@ -138,11 +138,13 @@ func (s *Store) Append(ctx context.Context, p versions.ProjectName, b versions.B
 // or a cancelled ctx leaves the branch where it was. An append with no rows
 // is rejected (ErrEmptyAppend), as is one whose schema differs from the
 // table's (ErrSchemaMismatch, naming the first differing column).
+//
+// It is WriteFile followed by CommitFiles of that one file (with the
+// idempotency check around them when opts has a key).
 func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versions.BranchName, t versions.TableName, recs array.RecordReader, opts AppendOptions) (*AppendResult, error) {
 	if _, err := versions.ParseTableName(string(t)); err != nil {
 		return nil, err
 	}
-	message := opts.Message
 	idem := versions.Idempotency{Key: opts.IdempotencyKey, Table: t}
 	if idem.Key != "" {
 		if _, err := versions.ParseIdempotencyKey(string(idem.Key)); err != nil {
@@ -156,6 +158,71 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 		if prev != nil {
 			return &AppendResult{Commit: prev.Commit, Rows: prev.Rows, Replayed: true}, nil
 		}
+	}
+	pf, err := s.WriteFile(ctx, p, b, t, recs, WriteOptions{Check: opts.Check})
+	if err != nil {
+		return nil, err
+	}
+	file := pf.File
+	message := opts.Message
+	if message == "" {
+		message = fmt.Sprintf("append %d rows to %s", file.Rows, t)
+	}
+	change := s.filesChange(p, []*PendingFile{pf})
+	if idem.Key == "" {
+		commit, err := s.v.Commit(ctx, p, b, message, change)
+		if err != nil {
+			return nil, err
+		}
+		return &AppendResult{Commit: commit, Rows: file.Rows, File: file}, nil
+	}
+	idem.Rows = file.Rows
+	res, err := s.v.CommitIdempotent(ctx, p, b, message, change, idem)
+	if err != nil {
+		return nil, err
+	}
+	if res.Replayed {
+		// A concurrent retry committed first: our file is named by no
+		// commit. Best effort; gc removes it otherwise.
+		s.DiscardFiles(ctx, p, []*PendingFile{pf})
+		return &AppendResult{Commit: res.Commit, Rows: res.Rows, Replayed: true}, nil
+	}
+	return &AppendResult{Commit: res.Commit, Rows: file.Rows, File: file}, nil
+}
+
+// WriteOptions are the optional parts of WriteFile.
+type WriteOptions struct {
+	// Check, if set, is called for every batch, in order, before the batch
+	// is written (see AppendOptions.Check).
+	Check BatchCheck
+}
+
+// PendingFile is a data file that WriteFile stored and no commit names
+// yet: invisible to every reader until CommitFiles commits it, and
+// deleted by gc (after its grace period) if that never happens.
+type PendingFile struct {
+	// Table is the table the file belongs to; File its path, rows and
+	// row groups.
+	Table versions.TableName
+	File  versions.DataFile
+
+	schema      *arrow.Schema // the table's schema (the branch's, if it had the table)
+	schemaBytes []byte
+	media       *appendMedia // the media objects the file's video columns name
+}
+
+// Schema is the table schema the file was written under.
+func (f *PendingFile) Schema() *arrow.Schema { return f.schema }
+
+// WriteFile writes every batch of recs as one new data file of table t in
+// project p and returns it without committing it. The schema is checked
+// against table t at the head of branch b now (a new table takes recs'
+// schema) and again by CommitFiles. It reads recs to the end but does not
+// release it. On error nothing is left behind but, at worst, an orphan
+// data file for gc. An empty recs fails with ErrEmptyAppend.
+func (s *Store) WriteFile(ctx context.Context, p versions.ProjectName, b versions.BranchName, t versions.TableName, recs array.RecordReader, opts WriteOptions) (*PendingFile, error) {
+	if _, err := versions.ParseTableName(string(t)); err != nil {
+		return nil, err
 	}
 	schema := recs.Schema()
 	if err := checkSchema(schema); err != nil {
@@ -190,7 +257,6 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 	if err != nil {
 		return nil, err
 	}
-
 	media, err := newAppendMedia(s, p, schema, known)
 	if err != nil {
 		return nil, fmt.Errorf("append to %s/%s: %w", p, t, err)
@@ -208,65 +274,95 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 	if err != nil {
 		return nil, err
 	}
-	if message == "" {
-		message = fmt.Sprintf("append %d rows to %s", file.Rows, t)
+	return &PendingFile{Table: t, File: file, schema: schema, schemaBytes: schemaBytes, media: media}, nil
+}
+
+// CommitFiles commits files (from WriteFile, any number of tables, several
+// files per table allowed) as ONE commit on branch b: each table's files
+// are appended, in the order given, after the rows it has at the head the
+// commit lands on (a table is created by its first file), together with
+// the media objects their rows name. All or nothing: on error the branch
+// is where it was and the files stay uncommitted (DiscardFiles deletes
+// them). Files of one table must share a schema (ErrSchemaMismatch).
+func (s *Store) CommitFiles(ctx context.Context, p versions.ProjectName, b versions.BranchName, message string, files []*PendingFile) (*versions.Commit, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: commit of no data files; write at least one", ErrEmptyAppend)
 	}
-	change := func(ctx context.Context, head *versions.Commit) (map[versions.TableName]versions.ManifestID, error) {
-		m := &versions.Manifest{Table: t, Schema: schemaBytes}
-		var old *versions.Manifest
-		if mid, ok := head.Tables[t]; ok {
-			var err error
-			old, err = s.v.GetManifest(ctx, p, mid)
-			if err != nil {
-				return nil, err
-			}
-			oldSchema, err := DecodeSchema(old.Schema)
-			if err != nil {
-				return nil, err
-			}
-			// A concurrent writer may have created the table meanwhile.
-			if err := compareSchemas(oldSchema, schema); err != nil {
-				return nil, fmt.Errorf("append to %s/%s (table created concurrently): %w", p, t, err)
-			}
-			m.Schema = old.Schema
-			m.Files = append(m.Files, old.Files...)
-			m.Media = old.Media
+	return s.v.Commit(ctx, p, b, message, s.filesChange(p, files))
+}
+
+// DiscardFiles deletes files that will not be committed, best effort (gc
+// removes what remains).
+func (s *Store) DiscardFiles(ctx context.Context, p versions.ProjectName, files []*PendingFile) {
+	for _, f := range files {
+		if err := s.b.Delete(context.WithoutCancel(ctx), versions.DataFileKey(p, f.File.Path)); err != nil {
+			s.log.Warn("could not delete an uncommitted data file", "path", f.File.Path, "err", err)
 		}
-		m.Files = append(m.Files, file)
-		// The media the rows name, in the same commit: those the table
-		// had (carried forward) and those this put adds.
-		added, err := media.added(ctx, old)
+	}
+}
+
+// filesChange is the versions.Change that appends files to their tables.
+func (s *Store) filesChange(p versions.ProjectName, files []*PendingFile) versions.Change {
+	return func(ctx context.Context, head *versions.Commit) (map[versions.TableName]versions.ManifestID, error) {
+		var order []versions.TableName
+		byTable := map[versions.TableName][]*PendingFile{}
+		for _, f := range files {
+			if _, ok := byTable[f.Table]; !ok {
+				order = append(order, f.Table)
+			}
+			byTable[f.Table] = append(byTable[f.Table], f)
+		}
+		out := make(map[versions.TableName]versions.ManifestID, len(order))
+		for _, t := range order {
+			id, err := s.tableChange(ctx, p, head, t, byTable[t])
+			if err != nil {
+				return nil, err
+			}
+			out[t] = id
+		}
+		return out, nil
+	}
+}
+
+// tableChange stores the manifest of table t at head with files appended.
+func (s *Store) tableChange(ctx context.Context, p versions.ProjectName, head *versions.Commit, t versions.TableName, files []*PendingFile) (versions.ManifestID, error) {
+	first := files[0]
+	for _, f := range files[1:] {
+		if err := compareSchemas(first.schema, f.schema); err != nil {
+			return "", fmt.Errorf("commit to %s/%s: the data files differ in schema: %w", p, t, err)
+		}
+	}
+	m := &versions.Manifest{Table: t, Schema: first.schemaBytes}
+	var old *versions.Manifest
+	if mid, ok := head.Tables[t]; ok {
+		var err error
+		old, err = s.v.GetManifest(ctx, p, mid)
 		if err != nil {
-			return nil, err
+			return "", err
+		}
+		oldSchema, err := DecodeSchema(old.Schema)
+		if err != nil {
+			return "", err
+		}
+		// A concurrent writer may have created the table meanwhile.
+		if err := compareSchemas(oldSchema, first.schema); err != nil {
+			return "", fmt.Errorf("append to %s/%s (table created concurrently): %w", p, t, err)
+		}
+		m.Schema = old.Schema
+		m.Files = append(m.Files, old.Files...)
+		m.Media = old.Media
+	}
+	for _, f := range files {
+		m.Files = append(m.Files, f.File)
+		// The media the rows name, in the same commit: those the table
+		// had (carried forward) and those this file adds.
+		added, err := f.media.added(ctx, old)
+		if err != nil {
+			return "", err
 		}
 		m.Media = versions.MergeMedia(m.Media, added)
-		id, err := s.v.PutManifest(ctx, p, m)
-		if err != nil {
-			return nil, err
-		}
-		return map[versions.TableName]versions.ManifestID{t: id}, nil
 	}
-	if idem.Key == "" {
-		commit, err := s.v.Commit(ctx, p, b, message, change)
-		if err != nil {
-			return nil, err
-		}
-		return &AppendResult{Commit: commit, Rows: file.Rows, File: file}, nil
-	}
-	idem.Rows = file.Rows
-	res, err := s.v.CommitIdempotent(ctx, p, b, message, change, idem)
-	if err != nil {
-		return nil, err
-	}
-	if res.Replayed {
-		// A concurrent retry committed first: our file is named by no
-		// commit. Best effort; gc removes it otherwise.
-		if derr := s.b.Delete(context.WithoutCancel(ctx), versions.ProjectKey(p)+file.Path); derr != nil {
-			s.log.Warn("could not delete the data file of a replayed append", "path", file.Path, "err", derr)
-		}
-		return &AppendResult{Commit: res.Commit, Rows: res.Rows, Replayed: true}, nil
-	}
-	return &AppendResult{Commit: res.Commit, Rows: file.Rows, File: file}, nil
+	return s.v.PutManifest(ctx, p, m)
 }
 
 // dataPath is a new data file's path relative to the project.

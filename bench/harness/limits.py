@@ -47,3 +47,22 @@ def flight_ceiling(binary, wl, batches):
 
 def decode(binary, paths):
     return weftbench(binary, "decode", *map(str, paths))
+
+
+def memcpy(nbytes=256 << 20, repeats=5):
+    """One core copying memory: numpy's copy of a buffer larger than the
+    caches (the cost of one more copy of every delivered byte)."""
+    import time
+
+    import numpy as np
+
+    src = np.ones(nbytes, dtype=np.uint8)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)  # fault the pages in
+    best = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        secs = time.perf_counter() - t0
+        best = secs if best is None else min(best, secs)
+    return {"mb_per_s": nbytes / 1e6 / best, "bytes": nbytes}

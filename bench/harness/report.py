@@ -4,6 +4,9 @@ import statistics
 from pathlib import Path
 
 WEFT = "weft-fs"
+WEFT_SHM = "weft-fs-shm"
+SHORT = {"weft-fs": "Weft fs", "weft-minio": "Weft MinIO", "weft-fs-shm": "Weft fs, host slots",
+         "weft-minio-shm": "Weft MinIO, host slots"}
 
 
 def med(runs, key, sub=None):
@@ -55,7 +58,14 @@ def loader_rows(res, wname):
                "rss": max((r.get("rss_after_throughput") or r["trainer_rss"] or 0 for r in good), default=None),
                "short_values": sum(r.get("short_values", 0) for r in good),
                "workers_rss": max((r.get("workers_rss_max", 0) for r in good), default=0),
-               "server_rss": {}, "identity": lr.get("identity"), "failed_runs": len(runs) - len(good)}
+               "server_rss": {}, "identity": lr.get("identity"), "failed_runs": len(runs) - len(good),
+               "cpu_trainer": med(good, "cpu", "trainer_us_per_sample"),
+               "cpu_servers": med(good, "cpu", "servers_us_per_sample"),
+               "cpu_total": med([{"t": r["cpu"]["trainer_us_per_sample"] + r["cpu"]["servers_us_per_sample"]}
+                                 for r in good if r.get("cpu")], "t"),
+               "w4": med(lr.get("w4") or [], "samples_per_s"),
+               "w4_cpu": med(lr.get("w4") or [], "cpu_us_per_sample"),
+               "w4_err": next((r["error"] for r in lr.get("w4") or [] if "error" in r), None)}
         for r in good:
             for k, v in (r.get("server_rss") or {}).items():
                 row["server_rss"][k] = max(row["server_rss"].get(k, 0), v)
@@ -68,13 +78,50 @@ def limit_rows(res, wname):
     out = []
     names = {"iperf3": "iperf3, loopback, 1 stream (bytes, no samples)",
              "flight_ceiling": "arrow-go Flight resending one prebuilt batch of B rows",
-             "decode": "arrow-go pqarrow sequential decode of the same Parquet files"}
+             "decode": "arrow-go pqarrow sequential decode of the same Parquet files",
+             "memcpy": "memcpy, one core (numpy copy of 256 MiB; bytes, no samples)"}
     for k, runs in lim.items():
         good = [r for r in runs if "error" not in r]
-        out.append({"name": names[k], "key": k, "sps": med(good, "rows_per_s") if k != "iperf3" else None,
+        out.append({"name": names.get(k, k), "key": k, "sps": med(good, "rows_per_s") if k not in ("iperf3", "memcpy") else None,
                     "mbps": med(good, "mb_per_s"),
                     "error": None if good else next((r["error"] for r in runs if "error" in r), "no run"),
                     "failed": len(runs) - len(good)})
+    return out
+
+
+def cpu(r):
+    if not r.get("cpu_total"):
+        return "—"
+    return (f"{r['cpu_total'][0]:,.1f} ({r['cpu_trainer'][0]:,.1f} + {r['cpu_servers'][0]:,.1f})"
+            if r["cpu_servers"] and r["cpu_servers"][0] > 0 else f"{r['cpu_total'][0]:,.1f}")
+
+
+def goals14(res):
+    """Issue 14's goals, computed from the tables: Weft with host slots
+    against Lance (small rows) and LitData (large rows), W = 1 and W = 4."""
+    out = []
+    for wname, peer in (("small", "lance"), ("large", "litdata")):
+        if wname not in res["workloads"]:
+            continue
+        by = {r["name"]: r for r in loader_rows(res, wname)}
+        shm, other = by.get(WEFT_SHM), by.get(peer)
+        if not (shm and shm["sps"] and other and other["sps"]):
+            out.append(f"- {wname}: no comparison (Weft host slots or {peer} has no figures; see the table).")
+            continue
+        x = shm["sps"][0] / other["sps"][0]
+        out.append(f"- {wname}: Weft with host slots (fs) {shm['sps'][0]:,.0f} samples/s is **{x:.2f}×** "
+                   f"{other['title']} ({other['sps'][0]:,.0f}); goal ≥ 1.0×: **{'met' if x >= 1 else 'not met'}**. "
+                   f"CPU per sample: Weft {cpu(shm)} µs, {other['title']} {cpu(other)} µs.")
+        if shm["w4"]:
+            peers4 = [r for n, r in by.items() if not n.startswith("weft") and r["w4"]]
+            for r in peers4:
+                y = shm["w4"][0] / r["w4"][0]
+                out.append(f"  - W = 4: Weft host slots {shm['w4'][0]:,.0f} samples/s in all is **{y:.2f}×** "
+                           f"{r['title']} ({r['w4'][0]:,.0f}); goal ≥ 2×: **{'met' if y >= 2 else 'not met'}**.")
+        if shm["resume"]:
+            ms = shm["resume"][0] * 1e3
+            out.append(f"  - resume at step {res['resume_step']:,} on host slots: {ms:,.0f} ms median; goal < 100 ms: "
+                       f"**{'met' if ms < 100 else 'not met'}**.")
     return out
 
 
@@ -142,12 +189,12 @@ def write(res, out):
         weft = next((r for r in rows if r["name"] == WEFT and r["sps"]), None)
         p(f"## {wname.capitalize()} rows\n")
         p(f"![samples/s]({plots.get(wname, '')})\n")
-        p("| loader | samples/s | MB/s | vs Weft (fs) | first batch | resume at step 100,000 | trainer RSS | "
-          "server RSS | W1 = W2 |")
-        p("| --- | ---: | ---: | ---: | ---: | --- | ---: | --- | --- |")
+        p("| loader | samples/s | MB/s | vs Weft (fs) | CPU µs/sample (trainer + servers) | first batch | "
+          "resume at step 100,000 | trainer RSS | server RSS | W1 = W2 |")
+        p("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- |")
         for r in rows:
             if r["error"] or not r["sps"]:
-                p(f"| {r['title']} | **failed** | | | | | | | {(r['error'] or '')[:200]} |")
+                p(f"| {r['title']} | **failed** | | | | | | | | {(r['error'] or '')[:200]} |")
                 continue
             ratio = f"{r['sps'][0] / weft['sps'][0]:.2f}×" if weft else "—"
             kind = "/".join(r["resume_kind"])
@@ -159,15 +206,31 @@ def write(res, out):
             failed = f" ({r['failed_runs']} runs failed)" if r["failed_runs"] else ""
             if r["short_values"]:
                 failed += f" ⚠ {r['short_values']:,} values arrived short (trailing NUL bytes lost), padded back"
-            p(f"| {r['title']}{failed} | {fmt(r['sps'])} | {fmt(r['mbps'], digits=1)} | {ratio} | "
+            p(f"| {r['title']}{failed} | {fmt(r['sps'])} | {fmt(r['mbps'], digits=1)} | {ratio} | {cpu(r)} | "
               f"{secs(r['ttfb'])} | {resume} | {rss} | {srv} | {ident(r['identity'])} |")
         for r in limit_rows(res, wname):
             if r["error"]:
-                p(f"| limit: {r['name']} | **failed** | | | | | | | {r['error'][:200]} |")
+                p(f"| limit: {r['name']} | **failed** | | | | | | | | {r['error'][:200]} |")
                 continue
             failed = f" ({r['failed']} runs failed)" if r["failed"] else ""
-            p(f"| limit: {r['name']}{failed} | {fmt(r['sps'])} | {fmt(r['mbps'], digits=0)} | | | | | | |")
+            p(f"| limit: {r['name']}{failed} | {fmt(r['sps'])} | {fmt(r['mbps'], digits=0)} | | | | | | | |")
         p("")
+        p("CPU µs/sample: CPU-seconds (user + system) over the timed steps ÷ samples delivered — the trainer "
+          "process with its DataLoader workers, plus each server process the loader needs (flightd; MinIO on "
+          "the MinIO rows), split as trainer + servers.\n")
+        w4 = [r for r in rows if r["w4"] or r["w4_err"]]
+        if w4:
+            p(f"**W = 4 ranks on this host** (four trainer processes of one job at once, B/4 samples per step "
+              f"each, reading for {res['scale']['max_secs'] * 2} s after a barrier; Weft: one flightd serves "
+              f"the four ranks and reads each block once; the peers: each rank reads on its own):\n")
+            p("| loader | samples/s, all ranks | vs W = 1 | CPU µs/sample (all ranks + servers) |")
+            p("| --- | ---: | ---: | ---: |")
+            for r in w4:
+                if r["w4_err"] and not r["w4"]:
+                    p(f"| {r['title']} | **failed**: {r['w4_err'][:160]} | | |")
+                    continue
+                p(f"| {r['title']} | {fmt(r['w4'])} | {r['w4'][0] / r['sps'][0]:.2f}× | {fmt(r['w4_cpu'], digits=1)} |")
+            p("")
         notes = [f"- {res['loaders'][r['name']]['title']}: {res['loaders'][r['name']]['how']}." for r in rows]
         p("How each loader is used:\n")
         p("\n".join(notes) + "\n")
@@ -199,6 +262,10 @@ def write(res, out):
         p(f"- {wname}: W=1 vs W=2 identical batches: "
           + ", ".join(f"{r['title']} {'yes' if (r['identity'] or {}).get('identical') else 'no'}" for r in rows
                       if r["identity"]) + (f" — fail: {', '.join(fails)}" if fails else ""))
+    p("")
+    p("## Goals (issue 14: host slots)\n")
+    for line in goals14(res):
+        p(line)
     p("")
     p("## Where Weft loses and why\n")
     p("Every figure in this section is computed from the tables above (medians of the runs).\n")
@@ -254,7 +321,7 @@ def where_weft_loses(res):
         by = {r["name"]: r for r in rows}
         lims = {lim["key"]: lim for lim in limit_rows(res, wname)}
         fs, mn = by.get("weft-fs"), by.get("weft-minio")
-        weft_ok = [r for r in (fs, mn) if r and r["sps"]]
+        weft_ok = [r for r in (fs, mn, by.get("weft-fs-shm"), by.get("weft-minio-shm")) if r and r["sps"]]
         peers = [r for r in rows if not r["name"].startswith("weft") and r["sps"]]
         best = max(peers, key=lambda r: r["sps"][0], default=None)
         out.append(f"**{wname.capitalize()} rows.**\n")

@@ -32,7 +32,7 @@ from harness import venv  # noqa: E402
 
 SCALES = {
     "quick": dict(small_rows=(200_000, 800_000), large_rows=(1_500, 1_500), runs=3,
-                  small=dict(warmup=20, measure=2_000), large=dict(warmup=3, measure=40),
+                  small=dict(warmup=20, measure=8_000), large=dict(warmup=3, measure=400),
                   max_secs=2, min_steps=10, ceiling_batches=dict(small=5_000, large=150), iperf_s=1, timeout=240,
                   ids_steps=10),
     "full": dict(small_rows=(1_000_000, 4_000_000), large_rows=(10_485, 10_485), runs=5,
@@ -184,6 +184,7 @@ def one_run(h, ld, wl, params):
 
     with ld.serving(h, wl, params) as served:
         spec["params"] = {**params, **served.params}
+        spec["server_pids"] = served.pids
         sampler = RSSSampler(served.pids) if served.pids else None
         res = collect(h, spawn_worker(h, spec), ld.name)
         if sampler:
@@ -228,6 +229,48 @@ def identity(h, ld, wl, params, w1_ids):
             "steps_same_order": same_order, "timing": [r.get("timing") for r in ranks]}
 
 
+# The loaders measured with W = 4 ranks on this host (issue 14): Weft (one
+# flightd serves the four) against the in-process peers (each rank reads
+# on its own).
+SCALING = ("weft-fs", "weft-fs-shm", "lance", "litdata", "torch-dl-w0")
+
+
+def scaling(h, ld, wl, params, world):
+    """``world`` rank processes of one job at once, each B/world samples
+    per step; they warm up, meet at a barrier (files in a fresh
+    directory), then read for the same wall time. Aggregate samples/s =
+    all samples / that time; CPU = every rank's and server's CPU-seconds
+    over it."""
+    import tempfile
+
+    from harness.servers import free_port
+
+    sc = h.scale[wl.name]
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="weft-w4-") as barrier, ld.serving(h, wl, params) as served:
+        procs = []
+        for rank in range(world):
+            spec = {"loader": ld.name, "workload": wl.spec(), "params": {**params, **served.params},
+                    "mode": "scale", "scale": h.mode, "rank": rank, "world": world, "barrier": barrier,
+                    "warmup": sc["warmup"], "secs": h.scale["max_secs"] * 2, "server_pids": served.pids}
+            env = {"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
+                   "LOCAL_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+            procs.append(spawn_worker(h, spec, env))
+        ranks = [collect(h, p, f"{ld.name} W={world} rank {r}") for r, p in enumerate(procs)]
+    errs = [r["error"] for r in ranks if "error" in r]
+    if errs:
+        return {"error": "; ".join(errs)}
+    secs = max(r["secs"] for r in ranks)
+    samples = sum(r["samples"] for r in ranks)
+    trainer_cpu = sum(r["cpu"]["trainer_s"] for r in ranks)
+    server_cpu = max((r["cpu"]["servers_s_total"] for r in ranks), default=0.0)  # each rank saw the same servers
+    return {"world": world, "samples": samples, "secs": secs, "samples_per_s": samples / secs,
+            "per_rank_samples_per_s": [r["samples"] / r["secs"] for r in ranks],
+            "cpu_trainers_s": trainer_cpu, "cpu_servers_s": server_cpu,
+            "cpu_us_per_sample": (trainer_cpu + server_cpu) / max(samples, 1) * 1e6,
+            "trainer_rss_max": max(r.get("trainer_rss") or 0 for r in ranks)}
+
+
 def summarize(vals):
     vals = [v for v in vals if v is not None]
     if not vals:
@@ -244,6 +287,7 @@ def main():
     ap.add_argument("--runs", type=int, help="runs per loader (default 3 quick, 5 full)")
     ap.add_argument("--only", help="comma-separated loader names (default: all)")
     ap.add_argument("--workloads", default="small,large")
+    ap.add_argument("--no-scaling", action="store_true", help="skip the W = 4 ranks-on-one-host runs")
     ap.add_argument("--allow-missing-weft", action="store_true", help="run without the weft client (its rows record the error)")
     args = ap.parse_args()
 
@@ -275,7 +319,7 @@ def main():
         keep = set(args.only.split(","))
         loaders = [ld for ld in loaders if ld.name in keep]
     mb = minio_binary()
-    if any(ld.name == "weft-minio" for ld in loaders):
+    if any(ld.name.startswith("weft-minio") for ld in loaders):
         if mb is None:
             h.minio_error = "minio binary not found (run `make tools`)"
         else:
@@ -313,12 +357,13 @@ def main():
                     log(f"{ld.name}: prepare failed: {type(e).__name__}: {e}")
                     wres["loaders"][ld.name] = {"runs": [], "error": f"prepare: {type(e).__name__}: {e}"}
             lim = wres["limits"]
-            lim["iperf3"], lim["flight_ceiling"], lim["decode"] = [], [], []
+            lim["iperf3"], lim["flight_ceiling"], lim["decode"], lim["memcpy"] = [], [], [], []
             for r in range(runs):
                 for key, fn in (("iperf3", lambda: limits.iperf3(h.scale["iperf_s"])),
                                 ("flight_ceiling", lambda: limits.flight_ceiling(h.weftbench_bin, wl,
                                                                                  h.scale["ceiling_batches"][wname])),
-                                ("decode", lambda: limits.decode(h.weftbench_bin, paths))):
+                                ("decode", lambda: limits.decode(h.weftbench_bin, paths)),
+                                ("memcpy", limits.memcpy)):
                     try:
                         with ph(f"limits:{wname} {key}"):
                             lim[key].append(fn())
@@ -352,6 +397,18 @@ def main():
                 log(f"{wname} {ld.name}: W=1 vs W=2: {lr['identity']}")
                 for r in lr["runs"]:
                     r.pop("ids", None)
+            for ld in loaders:
+                lr = wres["loaders"][ld.name]
+                if "error" in lr or ld.name not in SCALING or args.no_scaling:
+                    continue
+                lr["w4"] = []
+                for r in range(runs):
+                    with ph(f"W=4:{wname} {ld.name}"):
+                        res = scaling(h, ld, wl, params[ld.name], 4)
+                    lr["w4"].append(res)
+                    log(f"{wname} W=4 run {r + 1}/{runs} {ld.name}: " + (
+                        f"ERROR {res['error']}" if "error" in res else
+                        f"{res['samples_per_s']:,.0f} samples/s in all, CPU {res['cpu_us_per_sample']:.1f} µs/sample"))
             results["wall_s"] = time.monotonic() - start
             json.dump(results, open(h.out / "results.json", "w"), indent=1)
     finally:

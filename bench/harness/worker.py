@@ -38,6 +38,23 @@ def children_hwm():
     return max((hwm(c.pid) or 0 for c in psutil.Process().children(recursive=True)), default=0)
 
 
+def cpu_seconds(pids=None):
+    """User + system CPU seconds of this process and its live children
+    (DataLoader workers), or of the given server pids."""
+    import psutil
+
+    procs = [psutil.Process(p) for p in pids] if pids is not None else \
+        [psutil.Process(), *psutil.Process().children(recursive=True)]
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system + (t.children_user + t.children_system if pids is None and p.pid == os.getpid() else 0)
+        except psutil.Error:
+            pass
+    return total
+
+
 def data_bytes(batch, columns):
     return sum(batch[c].nelement() * batch[c].element_size() for c in columns)
 
@@ -69,7 +86,9 @@ def main():
     params = spec["params"]
     out = {"timing": {"main_at": MAIN_AT, "harness_imports_s": time.perf_counter() - t_imp}}
     try:
-        if spec["mode"] == "ids":
+        if spec["mode"] == "scale":
+            out.update(scale(loader, params, wl, spec))
+        elif spec["mode"] == "ids":
             t0 = time.perf_counter()
             it = loader.open(params, wl, spec["rank"], spec["world"], spec["ids_steps"])
             out["ids"] = [next(it)["id"].tolist() for _ in range(spec["ids_steps"])]
@@ -106,6 +125,38 @@ def kill_children():
             pass
 
 
+def scale(loader, params, wl, spec):
+    """Rank ``rank`` of ``world`` ranks on this host: warm up, wait at the
+    barrier for every rank, then read for ``secs`` of wall time."""
+    import pathlib
+
+    it = loader.open(params, wl, spec["rank"], spec["world"], spec["warmup"] + 100_000)
+    for _ in range(spec["warmup"]):
+        check(next(it), wl)
+    barrier = pathlib.Path(spec["barrier"])
+    (barrier / f"ready-{spec['rank']}").touch()
+    deadline = time.monotonic() + 600
+    while len(list(barrier.glob("ready-*"))) < spec["world"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the other ranks never got ready")
+        time.sleep(0.005)
+    servers = list((spec.get("server_pids") or {}).items())
+    c0, s0 = cpu_seconds(), sum(cpu_seconds([p]) for _, p in servers)
+    samples = steps = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < spec["secs"]:
+        b = next(it, None)
+        if b is None:
+            break
+        samples += b["id"].shape[0]
+        steps += 1
+    secs = time.perf_counter() - t0
+    c1, s1 = cpu_seconds(), sum(cpu_seconds([p]) for _, p in servers)
+    loader.release(it)
+    return {"samples": samples, "steps": steps, "secs": secs,
+            "cpu": {"trainer_s": c1 - c0, "servers_s_total": s1 - s0}}
+
+
 def measure(loader, params, wl, spec, timing):
     # Warm-up: max(warmup, ids_steps) steps from the first batch on; the
     # first ids_steps of them are recorded (the W=1 global batches for the
@@ -128,6 +179,8 @@ def measure(loader, params, wl, spec, timing):
         if next(it, None) is None:
             break
     samples = nbytes = steps = 0
+    servers = list((spec.get("server_pids") or {}).items())
+    cpu0 = cpu_seconds(), {k: cpu_seconds([p]) for k, p in servers}
     t1 = time.perf_counter()
     timing["warmup_s"] = t1 - tw
     # A fixed number of steps, cut short after max_secs (at least min_steps)
@@ -142,12 +195,18 @@ def measure(loader, params, wl, spec, timing):
         if steps >= spec["min_steps"] and time.perf_counter() - t1 > spec["max_secs"]:
             break
     secs = time.perf_counter() - t1
+    cpu1 = cpu_seconds(), {k: cpu_seconds([p]) for k, p in servers}
     timing["measure_s"] = secs
     if steps == 0:
         raise RuntimeError("the loader ended before the timed steps")
     out = {"first_batch_s": ttfb, "samples": samples, "bytes": nbytes, "secs": secs, "steps": steps,
            "samples_per_s": samples / secs, "mb_per_s": nbytes / 1e6 / secs, "ids": ids,
-           "rss_after_throughput": hwm("self"), "workers_rss_max": children_hwm()}
+           "rss_after_throughput": hwm("self"), "workers_rss_max": children_hwm(),
+           # CPU-seconds over the timed steps: the trainer (with its DataLoader
+           # workers) and each server process; µs per sample.
+           "cpu": {"trainer_s": cpu1[0] - cpu0[0], "servers_s": {k: cpu1[1][k] - cpu0[1][k] for k, _ in servers},
+                   "trainer_us_per_sample": (cpu1[0] - cpu0[0]) / max(samples, 1) * 1e6,
+                   "servers_us_per_sample": sum(cpu1[1][k] - cpu0[1][k] for k, _ in servers) / max(samples, 1) * 1e6}}
     state = loader.checkpoint(it)
     loader.release(it)
     del it

@@ -21,6 +21,7 @@ const usage = `flightd: Weft's training-data server.
 Usage:
   flightd serve [flags]    serve the Arrow Flight protocol over a store
   flightd admin COMMAND    tokens, ticket keys and garbage collection of a store (see 'flightd admin --help')
+  flightd import FORMAT SRC --project P --table T   import a dataset (wds, mds, …) as one commit
   flightd demo [flags]     tell Weft's story in under a minute (a local store, a mix on 4 then 8 ranks)
   flightd help [command]   show help (also: flightd --help, flightd serve --help)
 
@@ -40,9 +41,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return demoCommand(ctx, args[1:], stdout, stderr)
 	case "admin":
 		return adminCommand(ctx, args[1:], stdout, stderr)
+	case "import":
+		return importCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "serve" {
 			return serveCommand(ctx, []string{"--help"}, stdout, stderr)
+		}
+		if len(args) > 1 && args[1] == "import" {
+			return importCommand(ctx, []string{"--help"}, stdout, stderr)
 		}
 		if len(args) > 1 && args[1] == "demo" {
 			return demoCommand(ctx, []string{"--help"}, stdout, stderr)
@@ -50,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "flightd: unknown command %q; commands: serve, demo, admin, help (see 'flightd --help')\n", cmd)
+		fmt.Fprintf(stderr, "flightd: unknown command %q; commands: serve, import, demo, admin, help (see 'flightd --help')\n", cmd)
 		return exitUsage
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/importers"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
@@ -31,10 +33,13 @@ type serveConfig struct {
 	metricsAddr string
 	logLevel    string
 	logFormat   string
-	flight      flight.Options
-	mix         mix.Options
-	tables      tables.Options
-	versions    versions.Options
+	// cpuProfile, if set, is where a CPU profile of the whole serve is
+	// written (runtime/pprof) when it ends.
+	cpuProfile string
+	flight     flight.Options
+	mix        mix.Options
+	tables     tables.Options
+	versions   versions.Options
 	// memoryLimit bounds the process: the memory budget (membudget) is
 	// memoryLimit minus runtimeOverhead, and the Go runtime's soft memory
 	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom.
@@ -44,6 +49,10 @@ type serveConfig struct {
 	// refused with RESOURCE_EXHAUSTED.
 	memoryWait time.Duration
 	security   securityConfig // security.go
+	// importRoots are the local directories DoAction import may read
+	// (none: only s3:// sources); importS3 reaches s3:// sources.
+	importRoots multiFlag
+	importS3    bucket.S3Config
 }
 
 // memoryHeadroom is what the default memory limit allows beyond the block
@@ -80,10 +89,12 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics, and /healthz and /readyz, over HTTP on `HOST:PORT` (off by default; port 0 picks a free port; the log line \"serving metrics\" names it); they have no authentication: keep them on loopback or a monitoring network")
 	fs.StringVar(&cfg.logLevel, "log-level", cfg.logLevel, "log `level`: debug, info, warn or error")
 	fs.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "log `format`: text or json (one object per line), on stderr")
+	fs.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the server to `FILE` when it stops (go tool pprof FILE)")
 
 	sizeVar(fs, &cfg.flight.MaxRecvMessageBytes, "max-message-size", "largest gRPC message accepted, i.e. one DoPut batch (every put leases this much of --memory-limit while it runs; clients send pieces of 16MiB): a `SIZE` like 64MiB, 64KiB or 1048576")
 	size64Var(fs, &cfg.flight.BatchBytes, "scan-batch-size", "target `SIZE` of one DoGet batch; keep it under 4MiB, gRPC clients' default limit")
 	size64Var(fs, &cfg.flight.EndpointBytes, "scan-endpoint-size", "target Parquet `SIZE` of one scan endpoint (row groups are grouped into endpoints of about this size)")
+	size64Var(fs, &cfg.flight.SlotInlineBytes, "slot-inline-size", "host-slot delivery: steps smaller than this (`SIZE`) travel inline in the exchange, which costs less than a slot's round trip; 0 puts every step in a slot")
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
@@ -103,6 +114,8 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")
 	fs.IntVar(&cfg.versions.MaxAttempts, "commit-attempts", cfg.versions.MaxAttempts, "tries of a commit that keeps losing the race for its branch before the put fails with ABORTED (`N`)")
 	fs.DurationVar(&cfg.flight.PutTimeout, "put-timeout", cfg.flight.PutTimeout, "longest a DoPut may run before it fails and commits nothing (`DURATION`); must stay under 'flightd admin gc --older-than'")
+	fs.Var(&cfg.importRoots, "import-root", "let DoAction import read local directories under `DIR` (repeatable; none by default: only s3:// sources); the flightd user's file permissions apply")
+	fs.StringVar(&cfg.importS3.Endpoint, "import-s3-endpoint", "", "S3 endpoint `URL` of import sources (default: --s3-endpoint, then $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL); keys from the store's")
 	securityFlags(fs, &cfg.security)
 
 	fs.Usage = func() {
@@ -186,6 +199,22 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	cfg.flight.Logger, cfg.mix.Logger, cfg.tables.Logger, cfg.versions.Logger = log, log, log, log
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return usageErr("--cpu-profile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return usageErr("--cpu-profile: %v", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Warn("write the CPU profile", "file", cfg.cpuProfile, "err", err)
+			}
+		}()
+	}
 	budget, err := cfg.budget()
 	if err != nil {
 		return usageErr("%v", err)
@@ -256,7 +285,19 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	cfg.flight.ServerOptions = append(cfg.flight.ServerOptions, sec.serverOptions...)
-	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget}, cfg.flight)
+	impOpts := importers.DefaultOptions()
+	impOpts.Logger = log
+	impOpts.Source = importers.SourceOptions{Roots: cfg.importRoots, LocalAllowed: len(cfg.importRoots) > 0, S3: cfg.importS3}
+	if impOpts.Source.S3.Endpoint == "" {
+		impOpts.Source.S3.Endpoint = cfg.s3.Endpoint
+	}
+	impOpts.Source.S3.AccessKey, impOpts.Source.S3.SecretKey, impOpts.Source.S3.Region = cfg.s3.AccessKey, cfg.s3.SecretKey, cfg.s3.Region
+	impOpts.AppendCheck = kinds.AppendCheck
+	imp, err := importers.New(t, impOpts)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget, Importer: imp}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -13,7 +13,7 @@ from weftflight import CODES, action, info_commit, make_table, put, read, rows, 
 
 def test_list_actions(client):
     actions = {a.type: a.description for a in client.list_actions()}
-    assert list(actions) == ["create_project", "create_branch", "list_branches", "log", "stat_media"]
+    assert list(actions) == ["create_project", "create_branch", "list_branches", "log", "stat_media", "read_media", "import"]
     for name, desc in actions.items():
         assert desc and "\n" not in desc, name
 

@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -19,9 +20,22 @@ import pytest
 import torch
 
 import weft
+from conftest import SMALL, Flightd
 from weftflight import make_table
 
 RINGS = "/dev/shm/weft-ring-*"
+
+
+@pytest.fixture
+def server(flightd_bin, store, tmp_path):
+    """flightd with every step in a slot (--slot-inline-size 0): the
+    fixtures' steps are a few KiB, which by default travel inline."""
+    d = Flightd(flightd_bin, store, tmp_path, (*SMALL, "--slot-inline-size", "0"))
+    d.start()
+    yield d
+    rc = d.stop()
+    print(d.log_text()[-20000:])
+    assert rc in (0, None, -signal.SIGKILL), f"flightd exited with {rc}"
 
 
 @pytest.fixture
@@ -160,6 +174,9 @@ def _mapping_of(addr: int) -> str | None:
 
 
 def test_zero_copy_mode_and_release(small):
+    # More steps than the ring has slots (up to 64): the ring is still
+    # there while the first steps are read.
+    small = weft.Recipe(seed=small.seed, batch_size=small.batch_size, components=small.components, steps=300)
     before = set(glob.glob(RINGS))
     loader = weft.TrainLoader(small, delivery="auto", prefetch=2)
     try:
@@ -176,11 +193,43 @@ def test_zero_copy_mode_and_release(small):
                 break
     finally:
         loader.close()
-    # the exchange ended: the server unlinks the ring
+    # the exchange ended: the server unlinks the ring as the call ends
+    for _ in range(500):
+        if not os.path.exists(ring):
+            break
+        time.sleep(0.01)
     assert not os.path.exists(ring)
     rest = list(loader)  # continues at the next step, on a new ring
     assert len(rest) == loader.steps - 4
     assert set(glob.glob(RINGS)) - before == set()
+
+
+def test_another_user_cannot_open_the_ring(small):
+    """The ring is the server's user's only: a process of another uid
+    cannot open it (run as root here: the child drops to nobody; as
+    another user the mode bits are what the zero-copy test checks)."""
+    if os.geteuid() != 0:
+        msg = "not root: cannot run a child as another uid; the 0600 mode is checked by test_zero_copy_mode_and_release"
+        print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
+        pytest.skip(msg)
+    small = weft.Recipe(seed=small.seed, batch_size=small.batch_size, components=small.components, steps=300)
+    before = set(glob.glob(RINGS))
+    with weft.TrainLoader(small, delivery="auto", prefetch=1) as loader:
+        it = iter(loader)  # kept: a dropped iterator ends the exchange
+        next(it)
+        need_shm(loader.delivery)
+        (ring,) = set(glob.glob(RINGS)) - before
+        probe = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+            import os, sys
+            os.setgid(65534); os.setuid(65534)
+            try:
+                open({ring!r}, "rb").close()
+            except PermissionError:
+                sys.exit(3)
+            sys.exit(0)
+        """)], capture_output=True, text=True)
+        assert probe.returncode == 3, f"uid 65534 opened {ring}: rc {probe.returncode} {probe.stderr}"
+        assert open(ring, "rb").read(1) is not None  # and its owner can
 
 
 def test_resume_equals_flight(small):
@@ -251,3 +300,73 @@ def test_sigkill_frees_the_ring(small, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _blob_fixed(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """transform_fn: the 100 KiB blobs as fixed_size_binary, on the same memory."""
+    i = batch.schema.get_field_index("blob")
+    return batch.set_column(i, "blob", weft.fixed_size_binary(batch.column(i), "blob"))
+
+
+def test_fixed_size_binary_is_a_view_on_the_slot(large):
+    """Binary values of one length become uint8 [n, L]: a view on the slot
+    on "shm" (no copy), one copy on "flight"; equal bytes on both."""
+    loader = weft.TrainLoader(large, delivery="auto", transform_fn=_blob_fixed, prefetch=2)
+    shm = []
+    try:
+        for batch in loader:
+            need_shm(loader.delivery)
+            blob = batch["blob"]
+            assert blob.dtype == torch.uint8 and blob.shape[1:] == (100 * 1024,)
+            where = _mapping_of(blob.data_ptr())
+            assert where is not None and where.startswith("/dev/shm/weft-ring-"), where
+            shm.append(kept(batch))
+    finally:
+        loader.close()
+    with weft.TrainLoader(large, delivery="flight", transform_fn=_blob_fixed) as fl:
+        flight = [kept(b) for b in fl]
+    same(shm, flight)
+    # and against the variable-size column as Python bytes
+    _, _, plain = read(large, "flight")
+    for s, p in zip(flight, plain):
+        assert [bytes(r) for r in s["blob"].numpy()] == p["blob"]
+
+
+def test_fixed_size_binary_refuses_mixed_lengths():
+    with pytest.raises(weft.InvalidArgument, match="2 lengths"):
+        weft.fixed_size_binary(pa.array([b"a", b"bc"]), "blob")
+    with pytest.raises(weft.InvalidArgument, match="nulls"):
+        weft.fixed_size_binary(pa.array([b"ab", None]), "blob")
+    sliced = pa.array([b"ab", b"cd", b"ef"]).slice(1)
+    t = weft.to_tensors(pa.record_batch([weft.fixed_size_binary(sliced)], names=["x"]))
+    assert t["x"].tolist() == [[99, 100], [101, 102]]
+
+
+def test_small_steps_travel_inline_by_default(flightd_bin, store, tmp_path):
+    """With flightd's default --slot-inline-size (64 KiB), steps of a few
+    KiB come inline in the host-slot exchange (copies, no ring memory),
+    larger ones in slots; the batches equal the Flight stream's."""
+    d = Flightd(flightd_bin, store, tmp_path / "default", SMALL)
+    (tmp_path / "default").mkdir()
+    d.start()
+    try:
+        c = weft.Client(d.location)
+        br = c.create_project("q").branch("main")
+        br.table("a").append(make_table(0, 941))
+        rng = np.random.default_rng(3)
+        br.table("big").append(pa.table({"id": pa.array(range(40), pa.int64()),
+                                         "blob": pa.array([rng.bytes(40 << 10) for _ in range(40)], pa.binary())}))
+        for table, batch, in_slot in (("a", 64, False), ("big", 4, True)):
+            recipe = weft.Recipe(seed=3, batch_size=batch, components=[weft.Component(br.table(table))])
+            used, raw_s, out_s = read(recipe, "shm")
+            assert used == "shm"
+            _, raw_f, out_f = read(recipe, "flight")
+            assert raw_s == raw_f
+            same(out_s, out_f)
+            with weft.TrainLoader(recipe, delivery="shm", prefetch=1) as loader:
+                first = next(iter(loader))
+                where = _mapping_of(first["id"].data_ptr()) or ""
+                assert where.startswith("/dev/shm/weft-ring-") == in_slot, (table, where)
+        c.close()
+    finally:
+        d.stop()

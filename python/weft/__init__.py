@@ -24,19 +24,23 @@ from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, Permiss
 from ._recipe import Component, Recipe, Rows, ShuffleConfig, Video, Window, Windows, World
 
 if TYPE_CHECKING:
-    from ._convert import to_tensors
+    from ._checkpoints import Checkpoints
+    from ._convert import fixed_size_binary, to_tensors
+    from ._scan import ScanLoader
     from ._torch import ScanDataset, TrainLoader
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Aborted", "AlreadyExists", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
-    "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanPlan", "ScanRequest", "ServerError",
-    "Shard", "Shards", "ShuffleConfig", "Table", "compute_shards", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftError",
-    "Window", "Windows", "World", "to_tensors",
+    "Aborted", "AlreadyExists", "Checkpoints", "Client", "Commit", "Component", "Connection", "InvalidArgument",
+    "NotFound", "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanLoader", "ScanPlan",
+    "ScanRequest", "ServerError", "Shard", "Shards", "ShuffleConfig", "Table", "TrainLoader", "TransformError",
+    "Unauthenticated", "Unavailable", "Video", "WeftError", "Window", "Windows", "World", "compute_shards",
+    "fixed_size_binary", "to_tensors",
 ]
 
-_TORCH = {"ScanDataset": "_torch", "TrainLoader": "_torch", "to_tensors": "_convert"}
+_TORCH = {"Checkpoints": "_checkpoints", "ScanLoader": "_scan", "ScanDataset": "_torch", "TrainLoader": "_torch",
+          "to_tensors": "_convert", "fixed_size_binary": "_convert"}
 
 
 def __getattr__(name: str) -> Any:

@@ -411,6 +411,59 @@ class Table:
     def _path(self) -> fl.FlightDescriptor:
         return fl.FlightDescriptor.for_path(self.project, self.ref.name, self.name)
 
+    def import_from(self, format: str, source: str, *, progress: Optional[bool] = None,
+                    on_progress: Optional[Any] = None, **options: Any) -> str:
+        """Imports a dataset into this table as ONE commit on the branch, run
+        by the server (bucket -> flightd -> bucket; nothing passes through this
+        process), and returns the commit id. ``format`` is ``"wds"``
+        (WebDataset), ``"mds"`` (MosaicML Streaming); ``source`` an
+        ``s3://BUCKET/PREFIX[/PATTERN]`` URL or a directory under the server's
+        ``--import-root``. ``options`` are the format's (README, Imports), e.g.
+        ``pickle="bytes"``. The server needs write access to the project.
+
+        Progress shows with ``tqdm`` when it is installed and ``progress`` is
+        not False; ``on_progress`` is called with each progress dict (files,
+        rows, bytes, bytes_total, bytes_per_sec, eta_sec, ...)."""
+        if not self.ref.is_branch:
+            raise InvalidArgument(f"{self!r}: import into a branch, not a pinned commit")
+        body = {"format": format, "source": source, "project": self.project, "branch": self.ref.name,
+                "table": self.name, "options": {k: _option_text(v) for k, v in options.items()}}
+        bar = None
+        if progress is not False:
+            try:
+                from tqdm.auto import tqdm  # type: ignore[import-untyped]
+                bar = tqdm(total=0, unit="B", unit_scale=True, unit_divisor=1024, desc=f"import {format}",
+                           disable=None if progress is None else False)
+            except ImportError:
+                bar = None
+        commit: Optional[str] = None
+        try:
+            with self.client.session() as flight:
+                results = flight.do_action(fl.Action("import", json.dumps(body).encode()), fl.FlightCallOptions())
+                for r in results:
+                    ev = json.loads(r.body.to_pybytes())
+                    p = ev.get("progress")
+                    if p is not None:
+                        if on_progress is not None:
+                            on_progress(p)
+                        if bar is not None:
+                            if p.get("bytes_total") and bar.total != p["bytes_total"]:
+                                bar.total = p["bytes_total"]
+                            bar.n = p.get("bytes", 0)
+                            bar.set_postfix(files=f"{p.get('files', 0)}/{p.get('files_total', 0)}", rows=p.get("rows", 0),
+                                            refresh=False)
+                            bar.refresh()
+                    if ev.get("commit"):
+                        commit = ev["commit"]
+        except FLIGHT_ERRORS as e:
+            reraise(e, self.client.uri, f"import {format} {source}")
+        finally:
+            if bar is not None:
+                bar.close()
+        if commit is None:
+            raise InvalidArgument(f"import {format} {source}: the server ended the import without a commit")
+        return commit
+
     def append(self, data: Data, *, videos: Optional[Mapping[str, Mapping[Any, "os.PathLike[str] | str"]]] = None,
                episode: str = "episode_index", timestamp: str = "timestamp", tolerance: float = 1e-4,
                idempotency_key: Optional[str] = None, retries: int = 5) -> str:
@@ -632,6 +685,42 @@ class ScanRequest:
         tables = [read_ticket(self.client, t) for t in plan.tickets]
         return pa.concat_tables(tables) if tables else plan.schema.empty_table()
 
+    # The seed's scan loaders (python/weft/_scan.py has the contract).
+
+    def to_data_loader(self, seed: Optional[int] = None, batch_size: int = 32, transform_fn: Any = None,
+                       map_workers: int = 0, device: Any = "cpu", **kw: Any) -> Any:
+        """This process's batches of one pass over the scan, in the order of
+        ``seed``: a ``weft.ScanLoader`` (resumable at the sample, with
+        ``state_dict()``). ``transform_fn(pyarrow.RecordBatch)`` runs per
+        batch, in ``map_workers`` processes when > 0."""
+        from ._scan import to_data_loader
+
+        return to_data_loader(self, seed, batch_size, transform_fn, map_workers, device, **kw)
+
+    def to_distributed_data_loader(self, world: Any = None, seed: Optional[int] = None, batch_size: int = 32,
+                                   **kw: Any) -> Any:
+        """A rank's batches (``batch_size`` rows per rank): ``world`` is
+        ``weft.World(rank, world_size)``, or None for torch.distributed /
+        $RANK, $WORLD_SIZE. Global batch n is the union of every rank's batch n."""
+        from ._scan import to_distributed_data_loader
+
+        return to_distributed_data_loader(self, world, seed, batch_size, **kw)
+
+    def resume_data_loader(self, checkpoint: dict[str, Any], batch_size: Optional[int] = None, **kw: Any) -> Any:
+        """A loader continuing at the checkpoint's sample (``loader.state_dict()``),
+        with any batch size and (``world=``) any world size."""
+        from ._scan import resume_data_loader
+
+        return resume_data_loader(self, checkpoint, batch_size, **kw)
+
+    def to_iterable_dataset(self, shuffle: Any = None, **kw: Any) -> Any:
+        """A torch ``IterableDataset`` of samples (one per row) in the order
+        of ``weft.ShuffleConfig(seed=, buffer_size=)``, split over ranks and
+        DataLoader workers: use ``DataLoader(ds, batch_size=32)``."""
+        from ._scan import to_iterable_dataset
+
+        return to_iterable_dataset(self, shuffle, **kw)
+
 
 @dataclass(frozen=True)
 class Shard:
@@ -770,6 +859,13 @@ def scan_steps(client: Client, tickets: Sequence[bytes]) -> Iterator[pa.RecordBa
     from its messages into one batch."""
     for _, batch in join_steps(scan_chunks(client, tickets)):
         yield batch
+
+
+def _option_text(v: Any) -> str:
+    """An import option as the text the server parses."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
 
 
 def _batches(data: Data) -> Iterator[pa.RecordBatch]:
@@ -968,10 +1064,13 @@ def with_video_columns(table: pa.Table, files: dict[str, dict[Union[int, str], s
     return table.replace_schema_metadata(meta)
 
 
-def put_media(client: "Client", project: str, f: MediaFile) -> dict[str, Any]:
+def put_media(client: "Client", project: str, f: MediaFile, kind: Optional[str] = None) -> dict[str, Any]:
     """One DoPut of a media file (contract section 3): the server's
     PutResult ``{"sha256","size","stored",...}``."""
-    cmd = {"media": {"project": project, "sha256": f.sha256, "size": f.size, "name": os.path.basename(f.path)}}
+    cmd: dict[str, Any] = {"media": {"project": project, "sha256": f.sha256, "size": f.size,
+                                     "name": os.path.basename(f.path)}}
+    if kind is not None:
+        cmd["media"]["kind"] = kind
     descriptor = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
     try:
         with client.session() as flight:

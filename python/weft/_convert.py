@@ -4,6 +4,10 @@
   to int32/int64; uint64 becomes int64 when its values fit);
 - fixed-size lists of those (nested too) and fixed-shape tensors →
   tensors of shape (rows, *shape);
+- fixed-size binary values of L bytes → ``uint8 [rows, L]`` (one copy out
+  of the Arrow buffer, or a view with ``views=True``); a variable-size
+  binary column whose values all have one length becomes one with
+  ``weft.fixed_size_binary`` (no copy), e.g. in ``transform_fn``;
 - variable-size lists of numbers → a list of 1-D tensors;
 - video windows (the struct the server sends for a ``weft.Video`` window,
   _video.py) → ``uint8 [rows, T, H, W, 3]`` RGB, decoded here;
@@ -17,8 +21,9 @@ may modify them in place — except with ``views=True`` (host-slot delivery,
 fixed-size lists of them without nulls (and not widened) are then read-only
 views on the batch's buffers (no copy; ``tensor.data_ptr()`` lies in the
 buffer), valid as long as those buffers are; booleans (bit-packed in Arrow),
-widened types and columns with nulls are still copied, binary and strings
-are copied once (into Python objects).
+widened types and columns with nulls are still copied, variable-size binary
+and strings are copied once (into Python objects); fixed-size binary
+columns are views too.
 """
 
 from __future__ import annotations
@@ -94,6 +99,46 @@ def _fixed(name: str, arr: pa.Array, views: bool = False) -> np.ndarray | None:
     return _numbers(name, values, views).reshape(shape)
 
 
+def _fixed_binary(name: str, arr: pa.Array, views: bool = False) -> np.ndarray:
+    """uint8 (rows, L) of a fixed-size binary array: a view on its value
+    buffer with views, else one copy."""
+    _no_nulls(name, arr)
+    width = arr.type.byte_width
+    data = arr.buffers()[1]
+    flat = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    out = flat[arr.offset * width:(arr.offset + len(arr)) * width].reshape(len(arr), width)
+    return out if views else np.array(out, copy=True)
+
+
+def fixed_size_binary(arr: Union[pa.Array, pa.ChunkedArray], name: str = "column") -> pa.FixedSizeBinaryArray:
+    """The values of a binary (or large binary) array that all have one
+    length L, as a ``fixed_size_binary(L)`` array on the same memory (no
+    copy): ``to_tensors`` turns it into ``uint8 [rows, L]`` with one copy at
+    most (none on host slots). Raises ``InvalidArgument`` if the values have
+    different lengths or there are nulls. A fixed-size binary array is
+    returned as it is."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_fixed_size_binary(arr.type):
+        return arr
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        raise InvalidArgument(f"fixed_size_binary: {name!r} is {arr.type}, not binary")
+    _no_nulls(name, arr)
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64 if pa.types.is_large_binary(arr.type) else np.int32)
+    offsets = offsets[arr.offset:arr.offset + n + 1]
+    width = int(offsets[1] - offsets[0]) if n else 0
+    if n and width == 0 and offsets[-1] == offsets[0]:
+        raise InvalidArgument(f"fixed_size_binary: {name!r} holds only empty values")
+    if n and np.any(np.diff(offsets) != width):
+        lengths = np.unique(np.diff(offsets))
+        raise InvalidArgument(f"fixed_size_binary: {name!r} has values of {len(lengths)} lengths "
+                              f"({', '.join(map(str, lengths[:4]))}{', …' if len(lengths) > 4 else ''}), not one")
+    start = int(offsets[0]) if n else 0
+    data = arr.buffers()[2].slice(start, n * width) if n else pa.py_buffer(b"")
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(max(width, 1)), n, [None, data])
+
+
 def column(name: str, arr: Union[pa.Array, pa.ChunkedArray], views: bool = False) -> Any:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -107,6 +152,8 @@ def column(name: str, arr: Union[pa.Array, pa.ChunkedArray], views: bool = False
         nd = _fixed(name, arr, views)
         if nd is not None:
             return torch.from_numpy(nd)
+    if pa.types.is_fixed_size_binary(t):
+        return torch.from_numpy(_fixed_binary(name, arr, views))
     if isinstance(t, pa.FixedShapeTensorType):
         _no_nulls(name, arr)
         return torch.from_numpy(np.array(arr.to_numpy_ndarray(), copy=True))

@@ -16,9 +16,24 @@ from ._errors import InvalidArgument
 @dataclass(frozen=True)
 class ShuffleConfig:
     """``buffer_rows``: rows of the shuffle window (None: the server picks
-    about 8192, fewer for wide rows)."""
+    about 8192, fewer for wide rows). ``buffer_size`` is the same (the name
+    the scan loaders' examples use); ``seed`` is the shuffle's seed for
+    ``scan.to_iterable_dataset`` (a Recipe has its own ``seed``)."""
 
     buffer_rows: Optional[int] = None
+    seed: Optional[int] = None
+    buffer_size: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.buffer_size is not None:
+            if self.buffer_rows is not None and self.buffer_rows != self.buffer_size:
+                raise InvalidArgument(f"ShuffleConfig: buffer_rows {self.buffer_rows} and buffer_size "
+                                      f"{self.buffer_size} differ; give one")
+            object.__setattr__(self, "buffer_rows", self.buffer_size)
+        for name in ("buffer_rows", "seed"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise InvalidArgument(f"ShuffleConfig: {name} {v!r} is not an integer")
 
 
 def _is_int(v: Any) -> bool:

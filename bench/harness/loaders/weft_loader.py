@@ -1,5 +1,7 @@
 """Weft: weft.TrainLoader through a flightd process, on the fs store and on
-MinIO. The tables are appended once per store with the weft client
+MinIO, each with the plain Flight stream (``delivery="flight"``) and with
+host slots (``delivery="shm"``: each step lies in shared memory the
+trainer maps; issue 14). The tables are appended once per store with the weft client
 (Table.append); every run starts a fresh flightd (cold cache) over the
 store. Ranks: weft.World. Resume: load_state_dict({"run", "step": S}) on a
 fresh TrainLoader — a seek.
@@ -11,7 +13,7 @@ import contextlib
 import time
 from pathlib import Path
 
-from .base import Loader, Resume, Served, images_tensor
+from .base import Loader, Resume, Served
 
 RUN_STEPS = 200_000
 
@@ -19,12 +21,16 @@ RUN_STEPS = 200_000
 class Weft(Loader):
     package = "weft"
 
-    def __init__(self, store):
-        self.store = store
-        self.name = f"weft-{store}"
-        self.title = f"Weft TrainLoader, flightd on {'fs' if store == 'fs' else 'MinIO'}"
-        self.how = (f"weft.TrainLoader(weft.Recipe(seed, B, [Component(a, 0.3), Component(b, 0.7)])) over "
-                    f"flightd --store {'DIR' if store == 'fs' else 's3://BUCKET (MinIO on 127.0.0.1)'}")
+    def __init__(self, store, delivery="flight"):
+        self.store, self.delivery = store, delivery
+        self.name = f"weft-{store}" + ("-shm" if delivery == "shm" else "")
+        self.title = (f"Weft TrainLoader, flightd on {'fs' if store == 'fs' else 'MinIO'}"
+                      + (", host slots" if delivery == "shm" else ""))
+        self.how = (f"weft.TrainLoader(weft.Recipe(seed, B, [Component(a, 0.3), Component(b, 0.7)]), "
+                    f"delivery={delivery!r}) over "
+                    f"flightd --store {'DIR' if store == 'fs' else 's3://BUCKET (MinIO on 127.0.0.1)'}; "
+                    "large: transform_fn=fixed_blobs (weft.fixed_size_binary: image → uint8 [n, 102400], "
+                    + ("a read-only view on the slot, no copy)" if delivery == "shm" else "one copy)"))
 
     # ------------------------------------------------------------ parent
     def _flightd_args(self, wl):
@@ -125,16 +131,17 @@ class Weft(Loader):
         comps = [weft.Component(ref.table(f"{wl.name}_{'ab'[i]}"), weight=w) for i, w in enumerate(wl.weights)]
         return weft.Recipe(seed=wl.seed, batch_size=wl.batch_size, components=comps, steps=RUN_STEPS)
 
-    def _batches(self, loader, wl):
-        for b in loader:
-            if wl.name == "large":
-                b["image"] = images_tensor(b["image"])
-            yield b
-
-    def open(self, params, wl, rank, world, steps):
+    def _loader(self, params, wl, rank, world):
         import weft
 
-        self.loader = weft.TrainLoader(self._recipe(params, wl), world=weft.World(rank=rank, world_size=world))
+        return weft.TrainLoader(self._recipe(params, wl), world=weft.World(rank=rank, world_size=world),
+                                delivery=self.delivery, transform_fn=fixed_blobs if wl.name == "large" else None)
+
+    def _batches(self, loader, wl):
+        return iter(loader)  # delivery="shm" raises if it cannot have host slots
+
+    def open(self, params, wl, rank, world, steps):
+        self.loader = self._loader(params, wl, rank, world)
         return self._batches(self.loader, wl)
 
     def checkpoint(self, it):
@@ -143,10 +150,21 @@ class Weft(Loader):
     def resume(self, params, wl, step, state):
         import weft
 
-        loader = weft.TrainLoader(self._recipe(params, wl), world=weft.World(rank=0, world_size=1))
+        loader = self._loader(params, wl, 0, 1)
         loader.load_state_dict({**state, "step": step})
         self.loader = loader
         return Resume("seek", self._batches(loader, wl), note="load_state_dict({run, step}) on a fresh TrainLoader")
 
 
-LOADERS = [Weft("fs"), Weft("minio")]
+def fixed_blobs(batch):
+    """transform_fn of the large workload: the 100 KiB image values (all one
+    length) as a fixed_size_binary column on the same memory, which
+    to_tensors makes uint8 [n, 102400] — the same tensor every loader
+    yields (base.images_tensor), without a Python object per value."""
+    import weft
+
+    i = batch.schema.get_field_index("image")
+    return batch.set_column(i, "image", weft.fixed_size_binary(batch.column(i), "image"))
+
+
+LOADERS = [Weft("fs"), Weft("minio"), Weft("fs", "shm"), Weft("minio", "shm")]

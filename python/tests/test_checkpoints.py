@@ -1,0 +1,125 @@
+"""weft.Checkpoints against a real flightd: a row per checkpoint and its
+weights as a "file" media object in one commit; restore streams it back."""
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+
+import weft
+
+BIG = int(os.environ.get("WEFT_CKPT_BYTES", 200 << 20))  # 2 GB: WEFT_CKPT_BYTES=2147483648
+ENV = {**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..")}
+
+
+@pytest.fixture
+def wc(server):
+    c = weft.Client(server.location)
+    c.create_project("p")
+    yield c
+    c.close()
+
+
+def run_py(code, *args, wait=True):
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], env=ENV,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if not wait:
+        return p
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err.decode()
+    return out.decode()
+
+
+def test_save_restore_state_dict_and_loader(wc, tmp_path):
+    ck = weft.Checkpoints(wc.project("p").branch("main").table("checkpoints"))
+    assert ck.latest() is None
+    model = {"w": torch.arange(10.0)}
+    ck.save(step=10, model=model, loader={"run": "r1", "sample": 20}, extra={"loss": 0.5})
+    ck.save(step=20, model={"w": torch.ones(3)}, extra={"loss": 0.25})
+    ck.save(step=20, extra={"rank": 1, "loss": 0.3})  # a rank without weights adds metrics
+    last = ck.latest()
+    assert last.step == 20 and torch.equal(last.load()["w"], torch.ones(3))
+    first = ck.at(10)
+    assert first.loader == {"run": "r1", "sample": 20} and first.run == {"run": "r1"} and first.extra == {"loss": 0.5}
+    assert torch.equal(first.load()["w"], model["w"])
+    assert len(ck.all()) == 3
+    with pytest.raises(weft.NotFound):
+        ck.at(15)
+
+
+def test_large_file_streams(wc, server, tmp_path):
+    src = tmp_path / "weights.bin"
+    with open(src, "wb") as f:
+        block = os.urandom(1 << 20)
+        for i in range(BIG >> 20):
+            f.write(block[i % 7:] + block[:i % 7])
+    code = """
+        import resource, sys, weft
+        c = weft.Client(sys.argv[1])
+        ck = weft.Checkpoints(c.project("p").branch("main").table("checkpoints"))
+        if sys.argv[2] == "save":
+            ck.save(step=1, model=sys.argv[3])
+        else:
+            ck.latest().weights_to(sys.argv[3])
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    """
+    rss_save = int(run_py(code, server.location, "save", src))
+    dst = tmp_path / "restored.bin"
+    rss_load = int(run_py(code, server.location, "load", dst))
+    assert os.path.getsize(dst) == BIG
+    assert subprocess.run(["cmp", str(src), str(dst)]).returncode == 0
+    for rss in (rss_save, rss_load):
+        assert rss < 400 << 20 or rss < BIG / 2, f"peak RSS {rss >> 20} MiB for a {BIG >> 20} MiB file"
+
+
+def test_kill_during_save_leaves_previous(wc, server, tmp_path):
+    ck = weft.Checkpoints(wc.project("p").branch("main").table("checkpoints"))
+    ck.save(step=1, model={"w": torch.zeros(2)})
+    src = tmp_path / "big.bin"
+    with open(src, "wb") as f:
+        f.truncate(300 << 20)  # sparse: quick to write, slow enough to upload
+    # The saver stops in the middle of its upload (after the first chunks
+    # went out) and says so; it is killed there: no timing.
+    p = run_py("""
+        import sys, threading, weft
+        from weft import _client
+        chunks = _client.media_chunks
+        def slow(*a, **kw):
+            for i, b in enumerate(chunks(*a, **kw)):
+                if i == 2:
+                    print("uploading", flush=True)
+                    threading.Event().wait()  # until killed
+                yield b
+        _client.media_chunks = slow
+        c = weft.Client(sys.argv[1])
+        weft.Checkpoints(c.project("p").branch("main").table("checkpoints")).save(step=2, model=sys.argv[2])
+    """, server.location, src, wait=False)
+    line = p.stdout.readline()
+    assert line.strip() == b"uploading", (line, p.poll())
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert ck.latest().step == 1
+    assert [c.step for c in ck.all()] == [1]
+
+
+def test_concurrent_savers_lose_nothing(wc, server):
+    procs = [run_py("""
+        import sys, torch, weft
+        c = weft.Client(sys.argv[1])
+        ck = weft.Checkpoints(c.project("p").branch("main").table("checkpoints"))
+        r = int(sys.argv[2])
+        for s in range(5):
+            ck.save(step=s * 4 + r, model={"w": torch.full((4,), float(r))} if r == 0 else None, extra={"rank": r})
+    """, server.location, r, wait=False) for r in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()
+    ck = weft.Checkpoints(wc.project("p").branch("main").table("checkpoints"))
+    assert sorted(c.step for c in ck.all()) == list(range(20))
+    assert ck.latest().step == 16
