@@ -108,6 +108,10 @@ bench: flightd tools
 bench-full: flightd tools
 	$(PYTHON) bench/harness/run.py --full --out bench
 
+## bench-multi: rows/s and per-server CPU of a 4-rank mix read from 1, 2 and 3 flightd over one MinIO bucket (writes bench/multi-server-results.md).
+bench-multi: flightd venv tools
+	$(VENV)/bin/python bench/multi_server.py --flightd bin/flightd --out bench/multi-server-results.md
+
 ## bench-storage: storage benchmarks (prints MB/s; see bench/storage.md).
 bench-storage: tools
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tables/
