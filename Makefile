@@ -6,6 +6,14 @@ export WEFT_TOOLS_BIN := $(abspath $(TOOLS_BIN))
 
 MINIO_MODULE     := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 VERSITYGW_MODULE := github.com/versity/versitygw/cmd/versitygw@v1.8.0
+# kubeconform validates deploy/ against JSON schemas of Kubernetes $(KUBE_VERSION),
+# made by deploy/kubeschemas.py from the OpenAPI spec in the k8s.io/kubernetes
+# Go module (fetched through the Go module proxy): no network at test time.
+KUBECONFORM_MODULE := github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
+KUBE_VERSION       := 1.33.4
+KUBE_SCHEMAS       ?= $(HOME)/.cache/weft/kube-schemas
+KUBE_KINDS         := StatefulSet Deployment Service Secret PodDisruptionBudget
+KUBE_SCHEMA_DIR    := $(KUBE_SCHEMAS)/v$(KUBE_VERSION)-standalone-strict
 
 GOTEST_FLAGS ?= -race -count=1 -timeout 40m
 
@@ -15,7 +23,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 PYTEST_FLAGS ?= -v -rs
 
-.PHONY: all build test test-go test-python vet tools bench bench-full bench-storage bench-flight bench-mix bench-python bench-filter flightd demo venv clean
+.PHONY: all build test test-go test-python test-deploy bench-multi vet tools bench bench-full bench-storage bench-flight bench-mix bench-python bench-filter flightd demo venv clean
 
 all: build
 
@@ -25,8 +33,8 @@ build:
 vet:
 	$(GO) vet ./...
 
-## tools: install the S3 servers the tests run (MinIO, versitygw) into $(TOOLS_BIN) if missing.
-tools: $(TOOLS_BIN)/minio $(TOOLS_BIN)/versitygw
+## tools: install the S3 servers the tests run (MinIO, versitygw) and kubeconform with its Kubernetes schemas into $(TOOLS_BIN) if missing.
+tools: $(TOOLS_BIN)/minio $(TOOLS_BIN)/versitygw $(TOOLS_BIN)/kubeconform $(KUBE_SCHEMA_DIR)/.done
 
 $(TOOLS_BIN)/minio:
 	@mkdir -p $(TOOLS_BIN)
@@ -38,8 +46,22 @@ $(TOOLS_BIN)/versitygw:
 	@echo "installing versitygw into $(TOOLS_BIN) (about 2.5 min cold)"
 	GOBIN=$(WEFT_TOOLS_BIN) $(GO) install $(VERSITYGW_MODULE)
 
-## test: vet, install the S3 servers, run every Go test with -race, then the Python tests.
-test: vet tools test-go test-python
+$(TOOLS_BIN)/kubeconform:
+	@mkdir -p $(TOOLS_BIN)
+	GOBIN=$(WEFT_TOOLS_BIN) $(GO) install $(KUBECONFORM_MODULE)
+
+$(KUBE_SCHEMA_DIR)/.done: deploy/kubeschemas.py
+	@dir=$$(cd / && $(GO) mod download -json k8s.io/kubernetes@v$(KUBE_VERSION) | $(PYTHON) -c 'import json,sys; print(json.load(sys.stdin)["Dir"])') && \
+	  $(PYTHON) deploy/kubeschemas.py --swagger "$$dir/api/openapi-spec/swagger.json" --out $(KUBE_SCHEMA_DIR) $(KUBE_KINDS)
+	touch $@
+
+## test: vet, install the tools, run every Go test with -race, validate deploy/, then the Python tests.
+test: vet tools test-go test-deploy test-python
+
+## test-deploy: kubeconform (strict, offline schemas of Kubernetes $(KUBE_VERSION)) on the manifests in deploy/.
+test-deploy: $(TOOLS_BIN)/kubeconform $(KUBE_SCHEMA_DIR)/.done
+	$(TOOLS_BIN)/kubeconform -strict -summary -kubernetes-version $(KUBE_VERSION) \
+	  -schema-location '$(KUBE_SCHEMAS)/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json' deploy/
 
 test-go:
 	$(GO) test $(GOTEST_FLAGS) ./...
@@ -89,6 +111,10 @@ bench: flightd tools
 ## bench-full: the same at the issue's scale (1 M + 4 M small rows, ~2 GB of 100 KiB rows, 5 runs).
 bench-full: flightd tools
 	$(PYTHON) bench/harness/run.py --full --out bench
+
+## bench-multi: rows/s and per-server CPU of a 4-rank mix read from 1, 2 and 3 flightd over one MinIO bucket (writes bench/multi-server-results.md).
+bench-multi: flightd venv tools
+	$(VENV)/bin/python bench/multi_server.py --flightd bin/flightd --out bench/multi-server-results.md
 
 ## bench-storage: storage benchmarks (prints MB/s; see bench/storage.md).
 bench-storage: tools

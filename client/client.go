@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net/url"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -293,6 +294,10 @@ func finishPut(stream arrowflight.FlightService_DoPutClient, w *arrowflight.Writ
 // Endpoint is one stream of a scan: read it with Read.
 type Endpoint struct {
 	Ticket []byte
+	// Locations are the servers that serve the ticket, preferred first,
+	// when the server was started with --advertise (docs/deploy.md); empty
+	// means the server that planned it. See LocationAddr.
+	Locations []string
 }
 
 // ScanPlan is a planned scan, pinned to a commit: its endpoints, read in
@@ -331,7 +336,7 @@ func (c *Client) Scan(ctx context.Context, req ScanRequest) (*ScanPlan, error) {
 		return nil, fmt.Errorf("%w: scan schema: %w", ErrBadResponse, err)
 	}
 	for _, ep := range info.Endpoint {
-		plan.Endpoints = append(plan.Endpoints, Endpoint{Ticket: ep.GetTicket().GetTicket()})
+		plan.Endpoints = append(plan.Endpoints, Endpoint{Ticket: ep.GetTicket().GetTicket(), Locations: locations(ep)})
 	}
 	return plan, nil
 }
@@ -388,4 +393,37 @@ func deserializeSchema(b []byte, c *Client) (*arrow.Schema, error) {
 		return nil, fmt.Errorf("%w: schema: %w", ErrBadResponse, err)
 	}
 	return s, nil
+}
+
+// locations are an endpoint's location URIs, in order.
+func locations(ep *arrowflight.FlightEndpoint) []string {
+	var out []string
+	for _, l := range ep.GetLocation() {
+		out = append(out, l.GetUri())
+	}
+	return out
+}
+
+// LocationAddr turns an endpoint location (grpc://HOST:PORT,
+// grpc+tcp://HOST:PORT or grpc+tls://HOST:PORT) into the address Dial
+// takes and whether it needs Options.TLS. A client spreading streams over
+// servers dials Locations[0] of each endpoint, with the same token and TLS
+// settings, and on Unavailable the next location: every location serves
+// the ticket.
+func LocationAddr(loc string) (addr string, useTLS bool, err error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", false, fmt.Errorf("%w: location %q: %w", ErrBadResponse, loc, err)
+	}
+	switch u.Scheme {
+	case "grpc", "grpc+tcp":
+	case "grpc+tls":
+		useTLS = true
+	default:
+		return "", false, fmt.Errorf("%w: location %q: scheme %q is not grpc, grpc+tcp or grpc+tls", ErrBadResponse, loc, u.Scheme)
+	}
+	if u.Host == "" {
+		return "", false, fmt.Errorf("%w: location %q has no HOST:PORT", ErrBadResponse, loc)
+	}
+	return u.Host, useTLS, nil
 }

@@ -15,6 +15,9 @@ import (
 type RankEndpoint struct {
 	RankMetadata
 	Ticket []byte
+	// Locations: as Endpoint.Locations (rank r of a server started with
+	// --advertise lists server r mod N first).
+	Locations []string
 }
 
 // RunPlan is a run planned for a world size and a step range: the run
@@ -56,7 +59,7 @@ func (c *Client) PlanRun(ctx context.Context, cmd RunCommand) (*RunPlan, error) 
 		return nil, err
 	}
 	for i, ep := range info.Endpoint {
-		re := RankEndpoint{Ticket: ep.GetTicket().GetTicket()}
+		re := RankEndpoint{Ticket: ep.GetTicket().GetTicket(), Locations: locations(ep)}
 		if err := json.Unmarshal(ep.AppMetadata, &re.RankMetadata); err != nil {
 			return nil, fmt.Errorf("%w: endpoint %d app_metadata: %w", ErrBadResponse, i, err)
 		}

@@ -151,7 +151,7 @@ func (s *Service) runInfo(ctx context.Context, d *arrowflight.FlightDescriptor, 
 		if err != nil {
 			return nil, err
 		}
-		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}, AppMetadata: meta})
+		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}, Location: s.locations(rank), AppMetadata: meta})
 	}
 	if err := s.checkReply(info); err != nil {
 		return nil, fmt.Errorf("%w; plan fewer ranks (world_size)", err)

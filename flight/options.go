@@ -94,6 +94,14 @@ type Options struct {
 	// its rows arrive, on top of one message.
 	PutBufferBytes int64
 
+	// Advertise lists the Flight locations (grpc://HOST:PORT or
+	// grpc+tls://HOST:PORT) of the servers over this one's bucket, this
+	// one included if it should get streams: endpoint i of a run (rank i)
+	// or a scan gets them all as its locations, starting with server
+	// i mod N (advertise.go). Empty: endpoints carry no location (clients
+	// read from the server they asked).
+	Advertise []string
+
 	// ServerOptions are added to the gRPC server's own (interceptors run
 	// after the Service's recovery interceptor).
 	ServerOptions []grpc.ServerOption
@@ -154,5 +162,5 @@ func (o Options) Validate() error {
 	case o.PutTimeout <= 0:
 		return fmt.Errorf("flight options: PutTimeout is %v; it must be positive (and under the gc grace period)", o.PutTimeout)
 	}
-	return nil
+	return checkAdvertise(o.Advertise)
 }

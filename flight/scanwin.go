@@ -143,7 +143,7 @@ func (s *Service) windowScanInfo(ctx context.Context, d *arrowflight.FlightDescr
 		if err != nil {
 			return nil, err
 		}
-		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}})
+		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}, Location: s.locations(len(info.Endpoint))})
 	}
 	if err := s.checkReply(info); err != nil {
 		return nil, fmt.Errorf("%w; scan fewer columns, or ask the operator for a larger --scan-endpoint-size", err)

@@ -114,6 +114,14 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.tables.RowGroupBytes, "row-group-size", "most Arrow bytes in one Parquet row group of a written file (`SIZE`)")
 	fs.IntVar(&cfg.versions.MaxAttempts, "commit-attempts", cfg.versions.MaxAttempts, "tries of a commit that keeps losing the race for its branch before the put fails with ABORTED (`N`)")
 	fs.DurationVar(&cfg.flight.PutTimeout, "put-timeout", cfg.flight.PutTimeout, "longest a DoPut may run before it fails and commits nothing (`DURATION`); must stay under 'flightd admin gc --older-than'")
+	fs.Func("advertise", "a Flight `LOCATION` (grpc://HOST:PORT or grpc+tls://HOST:PORT) of a server over this store, this one included if it should serve streams; repeatable, or a comma list. Run and scan endpoints then name every advertised server, rank or endpoint i starting with server i mod N, the others for failover; any server over the store serves any ticket (run records, ticket keys and tokens are in the bucket). Default: none, clients stream from the server they asked", func(v string) error {
+		for _, l := range strings.Split(v, ",") {
+			if l = strings.TrimSpace(l); l != "" {
+				cfg.flight.Advertise = append(cfg.flight.Advertise, l)
+			}
+		}
+		return nil
+	})
 	fs.Var(&cfg.importRoots, "import-root", "let DoAction import read local directories under `DIR` (repeatable; none by default: only s3:// sources); the flightd user's file permissions apply")
 	fs.StringVar(&cfg.importS3.Endpoint, "import-s3-endpoint", "", "S3 endpoint `URL` of import sources (default: --s3-endpoint, then $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL); keys from the store's")
 	securityFlags(fs, &cfg.security)
@@ -312,6 +320,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	lis = ms.start(log, svc.Ping, lis)
 	limit := memoryLimit(cfg)
+	if len(cfg.flight.Advertise) > 0 {
+		log.Info("advertising", "locations", strings.Join(cfg.flight.Advertise, ","))
+	}
 	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit, "memory_budget", formatBytes(budget.Stats().Total))
 	if err := svc.Serve(ctx, lis); err != nil {
 		log.Error("server failed", "err", err)

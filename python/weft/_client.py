@@ -76,6 +76,9 @@ def _normalize_uri(uri: str) -> str:
 
 TOKEN_ENV = "WEFT_TOKEN"
 
+# Flight's location for "the server this FlightInfo came from".
+REUSE_CONNECTION = "arrow-flight-reuse-connection://"
+
 
 def _pem(value: Union[bytes, str, "os.PathLike[str]", None], what: str) -> Optional[bytes]:
     """PEM bytes from bytes, or from the file a str/path names."""
@@ -228,6 +231,25 @@ class Client:
             flight, self._flight = self._flight, None
         if flight is not None:
             flight.close()
+
+    def at(self, location: Union[str, bytes, fl.Location]) -> "Client":
+        """A client of the server at ``location`` (an endpoint's location,
+        e.g. ``grpc://host:8815``) with this client's token, TLS settings
+        and timeout: how streams reach the servers ``flightd serve
+        --advertise`` names. Flight's "reuse this connection" location, or
+        this client's own uri, is this client."""
+        if isinstance(location, fl.Location):
+            location = location.uri
+        if isinstance(location, bytes):
+            location = location.decode()
+        if location.startswith(REUSE_CONNECTION):
+            return self
+        uri = _normalize_uri(location)
+        if uri == self.uri:
+            return self
+        c = Client.__new__(Client)
+        c.__setstate__({"conn": {**self._conn.to_json(), "uri": uri}, "timeout": self.timeout})
+        return c
 
     def _reconnect(self) -> None:
         """Drops the connection, so that the next call opens a fresh one

@@ -207,7 +207,11 @@ class TrainLoader:
     - ``device``: "cpu", or "cuda[:N]" — tensors are pinned in the
       background and copied with ``non_blocking=True``.
     - ``retries``: times a stream that loses its server (Unavailable) is
-      re-planned from the next step before the error is raised.
+      re-planned from the next step before the error is raised. When the
+      servers advertise several locations (``flightd serve --advertise``),
+      the rank's stream is read from its endpoint's first location, and each
+      such loss moves it to the next one (and a lost planning server to one
+      of those locations): any server over the bucket serves the run.
     - ``decode_threads``: threads decoding a step's video windows (each
       segment once, with PyAV; default: one per CPU). Video windows become
       ``uint8 [B, T, H, W, 3]`` RGB tensors (docs/python.md, "Video windows").
@@ -260,6 +264,9 @@ class TrainLoader:
         self._decoder = VideoDecoder(decode_threads)
         self._active: Optional[_Prefetcher] = None
         self._replans = 0  # streams re-planned after the server went away
+        self._shift = 0  # streams moved to an endpoint's next location after losing theirs
+        self._planner: Client = self.client  # where runs are planned (another server once this one is lost)
+        self._clients: dict[str, Client] = {}  # endpoint location → its client
         self._delivery_wanted = delivery
         self._delivery: Optional[str] = None  # the path the latest stream took
         self._no_shm: Optional[str] = None  # why "auto" gave host slots up
@@ -312,7 +319,7 @@ class TrainLoader:
             cmd = {"run": self._run, "world_size": self.world.world_size}
         if start:
             cmd["start_step"] = start
-        info = self.client.command_info(cmd, "TrainLoader")
+        info = self._command_info(cmd)
         record = json.loads(info.app_metadata)
         if self._run is not None and record.get("run") != self._run:
             raise WeftError(f"the server answered run {record.get('run')} for run {self._run}")
@@ -329,6 +336,52 @@ class TrainLoader:
     def _resolve(self) -> None:
         if self._record is None:
             self._plan(0)
+
+    def _command_info(self, cmd: dict[str, Any]) -> fl.FlightInfo:
+        """GetFlightInfo of cmd on the planning server, or, when it is
+        unavailable, on the first location of the last plan that answers
+        (every server over the bucket plans the same run)."""
+        try:
+            return self._planner.command_info(cmd, "TrainLoader")
+        except Unavailable:
+            others = [] if self._info is None else self._locations(self._info[1])
+            for loc in others:
+                c = self._location_client(loc)
+                if c is self._planner:
+                    continue
+                try:
+                    info = c.command_info(cmd, "TrainLoader")
+                except Unavailable:
+                    continue
+                self._planner = c
+                return info
+            raise
+
+    @staticmethod
+    def _locations(info: fl.FlightInfo) -> list[str]:
+        """Every endpoint location of info, once each, in order."""
+        out: list[str] = []
+        for ep in info.endpoints:
+            for loc in ep.locations:
+                uri = loc.uri.decode() if isinstance(loc.uri, bytes) else str(loc.uri)
+                if uri not in out:
+                    out.append(uri)
+        return out
+
+    def _location_client(self, uri: str) -> Client:
+        c = self._clients.get(uri)
+        if c is None:
+            c = self._clients[uri] = self.client.at(uri)
+        return c
+
+    def _stream_client(self, ep: fl.FlightEndpoint) -> Client:
+        """The client to read endpoint ep from: this loader's client when
+        ep has no location, else its location at the current shift (its
+        first, until a stream loses its server)."""
+        locs = [loc.uri.decode() if isinstance(loc.uri, bytes) else str(loc.uri) for loc in ep.locations]
+        if not locs:
+            return self.client
+        return self._location_client(locs[self._shift % len(locs)])
 
     # ------------------------------------------------------------ state
 
@@ -591,10 +644,15 @@ class _Prefetcher:
         loader = self.loader
         failures = 0
         while self.next < loader.steps:
+            source: Optional[Client] = None
+            located = False  # the stream's endpoint names locations to fail over to
             try:
                 info = loader._plan(self.next)
-                ticket = info.endpoints[loader.world.rank].ticket
-                with loader.client.session() as flight:
+                endpoint = info.endpoints[loader.world.rank]
+                ticket = endpoint.ticket
+                source = loader._stream_client(endpoint)
+                located = len(endpoint.locations) > 1
+                with source.session() as flight:
                     if loader._want_shm():
                         try:
                             for item in self._exchange(flight, ticket):
@@ -626,13 +684,17 @@ class _Prefetcher:
                 if isinstance(e, _ShmRefused):
                     raise
                 if not isinstance(e, Unavailable):
-                    err = translate(e, loader.client.uri, f"run {loader._run} step {self.next}")
+                    err = translate(e, (source or loader.client).uri, f"run {loader._run} step {self.next}")
                     if not isinstance(err, Unavailable) or failures >= loader.retries:
                         raise err from e
                 elif failures >= loader.retries:
                     raise
                 loader._replans += 1
                 failures += 1
+                if source is not None:
+                    source._reconnect()  # no waiting out gRPC's reconnect backoff on a dead server
+                    if located:
+                        loader._shift += 1  # the next try reads the endpoint's next location
                 time.sleep(min(0.2 * 2 ** failures, 5))
             finally:
                 with self.lock:
