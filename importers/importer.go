@@ -90,11 +90,10 @@ func NewRegistry(formats ...Format) *Registry {
 	return r
 }
 
-// DefaultRegistry holds every built-in format: wds, mds, and hf and
-// lerobot (not implemented yet: ErrNotImplemented).
+// DefaultRegistry holds every built-in format: wds, mds, hf, and lerobot
+// (not implemented yet: ErrNotImplemented).
 func DefaultRegistry() *Registry {
-	return NewRegistry(WebDataset{}, MDS{},
-		Unimplemented("hf", "Hugging Face datasets (save_to_disk and Hub Parquet layouts)"),
+	return NewRegistry(WebDataset{}, MDS{}, HF{},
 		Unimplemented("lerobot", "LeRobot v2.1/v3.0 datasets"))
 }
 
