@@ -203,7 +203,6 @@ func hfDetect(ctx context.Context, src Source, files []File, config string) (*hf
 	return hfParquetLayout(files, config, src.URL())
 }
 
-
 // hfReadJSON reads a small JSON file of the source into v.
 func hfReadJSON(ctx context.Context, src Source, p string, v any) error {
 	rc, err := src.Open(ctx, p)
