@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -428,47 +429,57 @@ func (st *hfTable) write(ctx context.Context, w *Writer, s *hfSplit, rec arrow.R
 	return st.tw.Write(ctx, out)
 }
 
-func (st *hfTable) readIPC(ctx context.Context, src Source, w *Writer, s *hfSplit, f File) (err error) {
+func (st *hfTable) readIPC(ctx context.Context, src Source, w *Writer, s *hfSplit, f File) error {
 	rc, err := src.Open(ctx, f.Path)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
+	err = hfEachBatch(w.CountingReader(rc), w.Allocator(), f.Path,
+		func(schema *arrow.Schema) error { return st.start(w, s, f.Path, schema) },
+		func(rec arrow.RecordBatch) error { return st.write(ctx, w, s, rec) })
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// hfEachBatch reads an Arrow IPC stream (file p, for messages): start gets
+// its schema, each every batch, validated (offsets and lengths within
+// their buffers). A malformed stream is ErrBadInput naming p and the batch.
+func hfEachBatch(r io.Reader, mem memory.Allocator, p string, start func(*arrow.Schema) error, each func(arrow.RecordBatch) error) (err error) {
 	// A corrupt stream may make the IPC reader panic (arrow-go trusts
 	// some lengths); that is bad input, not a crash.
+	batch := 0
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %s: not a readable Arrow IPC stream: %v", ErrBadInput, errdefs.Quote(f.Path), r)
+			err = fmt.Errorf("%w: %s: batch %d: not a readable Arrow IPC stream: %v", ErrBadInput, errdefs.Quote(p), batch, r)
 		}
 	}()
-	br := &hfPeekReader{r: w.CountingReader(rc)}
-	rd, err := ipc.NewReader(br, ipc.WithAllocator(w.Allocator()), ipc.WithEnsureNativeEndian(true))
+	br := &hfPeekReader{r: r}
+	rd, err := ipc.NewReader(br, ipc.WithAllocator(mem), ipc.WithEnsureNativeEndian(true))
 	if err != nil {
-		if magic := br.head; bytes.HasPrefix(magic, []byte("ARROW1")) {
-			return fmt.Errorf("%w: %s is an Arrow IPC file, not a stream; save_to_disk writes streams", ErrBadInput, errdefs.Quote(f.Path))
+		if bytes.HasPrefix(br.head, []byte("ARROW1")) {
+			return fmt.Errorf("%w: %s is an Arrow IPC file, not a stream; save_to_disk writes streams", ErrBadInput, errdefs.Quote(p))
 		}
-		return fmt.Errorf("%w: %s: not an Arrow IPC stream: %w", ErrBadInput, errdefs.Quote(f.Path), err)
+		return fmt.Errorf("%w: %s: not an Arrow IPC stream: %w", ErrBadInput, errdefs.Quote(p), err)
 	}
 	defer rd.Release()
-	if err := st.start(w, s, f.Path, rd.Schema()); err != nil {
+	if err := start(rd.Schema()); err != nil {
 		return err
 	}
-	batch := 0
 	for rd.Next() {
 		rec := rd.RecordBatch()
 		if err := hfValidate(rec); err != nil {
-			return fmt.Errorf("%w: %s: batch %d: %w", ErrBadInput, errdefs.Quote(f.Path), batch, err)
+			return fmt.Errorf("%w: %s: batch %d: %w", ErrBadInput, errdefs.Quote(p), batch, err)
 		}
-		if err := st.write(ctx, w, s, rec); err != nil {
-			return fmt.Errorf("%s: batch %d: %w", errdefs.Quote(f.Path), batch, err)
+		if err := each(rec); err != nil {
+			return fmt.Errorf("%s: batch %d: %w", errdefs.Quote(p), batch, err)
 		}
 		batch++
 	}
 	if err := rd.Err(); err != nil && !errors.Is(err, io.EOF) {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %s: batch %d: %w", ErrBadInput, errdefs.Quote(f.Path), batch, err)
+		return fmt.Errorf("%w: %s: batch %d: %w", ErrBadInput, errdefs.Quote(p), batch, err)
 	}
 	return nil
 }

@@ -230,7 +230,8 @@ func (tw *TableWriter) startFile(ctx context.Context) *fileRun {
 	rr := &chanReader{ctx: ctx, schema: tw.schema, ch: run.ch}
 	go func() {
 		defer close(run.done)
-		var wo tables.WriteOptions
+		// Imported media (JPEG, PNG, audio) is compressed already.
+		wo := tables.WriteOptions{SkipIncompressible: true}
 		if tw.w.check != nil {
 			wo.Check, run.err = tw.w.check(ctx, tw.w.p, tw.t, tw.schema)
 		}
