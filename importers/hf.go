@@ -435,7 +435,7 @@ func (st *hfTable) readIPC(ctx context.Context, src Source, w *Writer, s *hfSpli
 		return err
 	}
 	defer rc.Close()
-	err = hfEachBatch(w.CountingReader(rc), w.Allocator(), f.Path,
+	err = hfEachBatch(w.CountingReader(rc), f.Size, w.Allocator(), f.Path,
 		func(schema *arrow.Schema) error { return st.start(w, s, f.Path, schema) },
 		func(rec arrow.RecordBatch) error { return st.write(ctx, w, s, rec) })
 	if err != nil && ctx.Err() != nil {
@@ -444,10 +444,11 @@ func (st *hfTable) readIPC(ctx context.Context, src Source, w *Writer, s *hfSpli
 	return err
 }
 
-// hfEachBatch reads an Arrow IPC stream (file p, for messages): start gets
-// its schema, each every batch, validated (offsets and lengths within
-// their buffers). A malformed stream is ErrBadInput naming p and the batch.
-func hfEachBatch(r io.Reader, mem memory.Allocator, p string, start func(*arrow.Schema) error, each func(arrow.RecordBatch) error) (err error) {
+// hfEachBatch reads an Arrow IPC stream of size bytes (file p, for
+// messages): start gets its schema, each every batch, validated (offsets
+// and lengths within their buffers). The stream passes through an
+// ipcGuard first. A malformed stream is ErrBadInput naming p and the batch.
+func hfEachBatch(r io.Reader, size int64, mem memory.Allocator, p string, start func(*arrow.Schema) error, each func(arrow.RecordBatch) error) (err error) {
 	// A corrupt stream may make the IPC reader panic (arrow-go trusts
 	// some lengths); that is bad input, not a crash.
 	batch := 0
@@ -457,9 +458,9 @@ func hfEachBatch(r io.Reader, mem memory.Allocator, p string, start func(*arrow.
 		}
 	}()
 	br := &hfPeekReader{r: r}
-	rd, err := ipc.NewReader(br, ipc.WithAllocator(mem), ipc.WithEnsureNativeEndian(true))
+	rd, err := ipc.NewReader(newIPCGuard(br, size), ipc.WithAllocator(mem), ipc.WithEnsureNativeEndian(true))
 	if err != nil {
-		if bytes.HasPrefix(br.head, []byte("ARROW1")) {
+		if bytes.HasPrefix(br.head, []byte("ARRO")) { // ARROW1, the IPC file magic
 			return fmt.Errorf("%w: %s is an Arrow IPC file, not a stream; save_to_disk writes streams", ErrBadInput, errdefs.Quote(p))
 		}
 		return fmt.Errorf("%w: %s: not an Arrow IPC stream: %w", ErrBadInput, errdefs.Quote(p), err)
