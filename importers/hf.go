@@ -349,8 +349,21 @@ func hfParquetLayout(files []File, config, url string) (*hfLayout, error) {
 		slices.Sort(order)
 		return nil, fmt.Errorf("%w: %s has no config %s; its configs are %s", ErrBadOption, errdefs.Quote(url), errdefs.Quote(config), strings.Join(order, ", "))
 	}
+	// Splits in the usual order (train, validation, test), then the
+	// others as listed: the order of the tables, and of the rows with
+	// splits=column.
+	rank := func(name string) int {
+		if i := slices.Index(hfSplitOrder, name); i >= 0 {
+			return i
+		}
+		return len(hfSplitOrder)
+	}
+	slices.SortStableFunc(cf.splits, func(a, b *hfSplit) int { return rank(a.name) - rank(b.name) })
 	return &hfLayout{kind: "parquet", splits: cf.splits}, nil
 }
+
+// hfSplitOrder is the order of the usual split names in a Parquet layout.
+var hfSplitOrder = []string{"train", "validation", "valid", "dev", "test"}
 
 // hfTable is one table being written: from one split, or from every split
 // with a split column.
