@@ -20,14 +20,14 @@ else
 	trap 'rm -rf "$work"' EXIT
 fi
 [ -d "$work/wds" ] || "$py" - "$work" "$mb" <<'PY'
-import os, sys, types, importlib.util
+import os, random, sys, types, importlib.util
 work, mb = sys.argv[1], int(sys.argv[2])
 import webdataset as wds
 n = mb * 1024 // 100  # samples of ~100 KiB
-blob = os.urandom(1 << 20)
 def img(i):
-    o = (i * 7919) % (len(blob) - 102400)
-    return blob[o:o + 102400]
+    # Random bytes, independent per sample, like JPEGs: no compressor
+    # shrinks them (windows of one buffer would repeat across rows).
+    return random.Random(i).randbytes(102400)
 os.makedirs(f"{work}/wds")
 with wds.ShardWriter(f"{work}/wds/shard-%06d.tar", maxcount=1000, verbose=0) as sink:
     for i in range(n):

@@ -46,20 +46,37 @@ func incompressibleColumns(schema *arrow.Schema, rec arrow.RecordBatch) []string
 }
 
 // compresses reports whether zstd saves incompressibleGain on the first
-// incompressibleSample bytes of a's values (true when a has none).
+// incompressibleSample bytes of a's values (true when a has none),
+// compressed as the writer would: in pieces of at most a data page, so
+// that repeats across rows further apart than a page do not count.
 func compresses(enc *zstd.Encoder, a binaryValues) bool {
-	var sample []byte
-	for i := 0; i < a.Len() && len(sample) < incompressibleSample; i++ {
-		if a.IsValid(i) {
-			v := a.Value(i)
-			sample = append(sample, v[:min(len(v), incompressibleSample-len(sample))]...)
+	var in, out int
+	page := make([]byte, 0, pageBytes)
+	var z []byte
+	flush := func() {
+		if len(page) > 0 {
+			z = enc.EncodeAll(page, z[:0])
+			in, out = in+len(page), out+len(z)
+			page = page[:0]
 		}
 	}
-	if len(sample) == 0 {
+	for i := 0; i < a.Len() && in < incompressibleSample; i++ {
+		if !a.IsValid(i) {
+			continue
+		}
+		for v := a.Value(i); len(v) > 0 && in < incompressibleSample; {
+			n := min(len(v), pageBytes-len(page))
+			page, v = append(page, v[:n]...), v[n:]
+			if len(page) == pageBytes {
+				flush()
+			}
+		}
+	}
+	flush()
+	if in == 0 {
 		return true
 	}
-	z := enc.EncodeAll(sample, make([]byte, 0, len(sample)))
-	return float64(len(z)) <= (1-incompressibleGain)*float64(len(sample))
+	return float64(out) <= (1-incompressibleGain)*float64(in)
 }
 
 type binaryValues interface {
