@@ -15,7 +15,9 @@
 //   - A Writer is the sink a format writes into: Table(name, schema) gives
 //     a TableWriter to which the format pushes record batches; they are
 //     streamed into Parquet data files as they come (a file at most
-//     Options.FileBytes of Arrow data; never the dataset in memory).
+//     Options.FileBytes of Arrow data; never the dataset in memory: a
+//     table holds the row group being written and that of the file
+//     before, which finishes in the background).
 //     PutMedia stores media objects. Nothing is visible until the Importer
 //     commits every table's files in one commit (tables.Store.CommitFiles).
 //     A failure, a cancelled context or a killed process leaves the branch

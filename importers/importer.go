@@ -144,10 +144,12 @@ type Options struct {
 	Now func() time.Time
 }
 
-// DefaultOptions: 512 MiB data files, 12 h per import, progress every 2 s,
-// local sources allowed (the CLI; the server sets Source from its flags).
+// DefaultOptions: 128 MiB data files (a table's next file is written
+// while the last finishes: see TableWriter), 12 h per import, progress
+// every 2 s, local sources allowed (the CLI; the server sets Source from
+// its flags).
 func DefaultOptions() Options {
-	return Options{Source: SourceOptions{LocalAllowed: true}, FileBytes: 512 << 20, MaxDuration: 12 * time.Hour, ProgressEvery: 2 * time.Second}
+	return Options{Source: SourceOptions{LocalAllowed: true}, FileBytes: 128 << 20, MaxDuration: 12 * time.Hour, ProgressEvery: 2 * time.Second}
 }
 
 // Validate reports an unusable option.
