@@ -373,6 +373,7 @@ type hfTable struct {
 	tw          *TableWriter
 	dataSchema  *arrow.Schema // the data files' schema (no metadata), as the first file had it
 	firstFile   string
+	convert     []bool // columns whose type the table stores otherwise (hfStoreType)
 }
 
 // importSplit writes every data file of s.
@@ -406,6 +407,17 @@ func (st *hfTable) start(w *Writer, s *hfSplit, p string, schema *arrow.Schema) 
 	if err != nil {
 		return err
 	}
+	fields := ts.Fields()
+	st.convert = make([]bool, len(fields))
+	for i, f := range fields {
+		if t, ch := hfStoreType(f.Type); ch {
+			st.convert[i] = true
+			fields[i].Type = t
+			fields[i].Metadata = arrow.NewMetadata(append(f.Metadata.Keys(), MetaHFArrowType), append(f.Metadata.Values(), schema.Field(i).Type.String()))
+		}
+	}
+	meta := ts.Metadata()
+	ts = arrow.NewSchema(fields, &meta)
 	if st.splitColumn {
 		if ts.HasField("split") {
 			return fmt.Errorf("%w: %s has a column named split already; use splits=table", ErrBadOption, errdefs.Quote(p))
@@ -424,7 +436,19 @@ func (st *hfTable) start(w *Writer, s *hfSplit, p string, schema *arrow.Schema) 
 
 // write writes one batch of a data file, under the table's schema.
 func (st *hfTable) write(ctx context.Context, w *Writer, s *hfSplit, rec arrow.RecordBatch) error {
-	cols := rec.Columns()
+	cols := slices.Clone(rec.Columns())
+	for i, conv := range st.convert {
+		if !conv {
+			continue
+		}
+		d, err := hfConvertData(cols[i].Data(), st.tw.Schema().Field(i).Type)
+		if err != nil {
+			return fmt.Errorf("%w: column %s: %w", ErrBadInput, errdefs.Quote(rec.Schema().Field(i).Name), err)
+		}
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+		defer cols[i].Release()
+	}
 	if st.splitColumn {
 		b := array.NewStringBuilder(w.Allocator())
 		defer b.Release()
@@ -435,7 +459,7 @@ func (st *hfTable) write(ctx context.Context, w *Writer, s *hfSplit, rec arrow.R
 		}
 		col := b.NewArray()
 		defer col.Release()
-		cols = append(slices.Clip(cols), col)
+		cols = append(cols, col)
 	}
 	out := array.NewRecordBatch(st.tw.Schema(), cols, rec.NumRows())
 	defer out.Release()

@@ -181,3 +181,47 @@ def test_bad_input_commits_nothing(flightd_bin, tmp_path, hf_fixture):
     after = store.snapshot()
     assert _refs(after) == _refs(before)
     assert {k for k in after if "/data/" in k} == {k for k in before if "/data/" in k}
+
+
+def test_types_the_store_converts(flightd_bin, tmp_path):
+    """timestamp[s], large_list, duration (also inside structs and lists)
+    become timestamp[ms], list, int64; values equal; the original type is in
+    the field metadata."""
+    import datetime
+    import numpy as np
+    from conftest import fs_store
+    datasets.disable_progress_bars()
+    feats = datasets.Features({
+        "ts": datasets.Value("timestamp[s]"), "ll": datasets.LargeList(datasets.Value("int32")),
+        "a2": datasets.Array2D(shape=(2, 2), dtype="float32"), "dur": datasets.Value("duration[ms]"),
+        "n": {"t": datasets.Value("timestamp[s]"), "l": datasets.List(datasets.Value("duration[s]"))},
+    })
+    rows = {
+        "ts": [datetime.datetime(2020, 1, 1, 12, 30, 5), None, datetime.datetime(1969, 12, 31)],
+        "ll": [[1, 2], None, []],
+        "a2": [np.arange(4, dtype="float32").reshape(2, 2), None, np.ones((2, 2), "float32")],
+        "dur": [datetime.timedelta(seconds=3), None, datetime.timedelta(milliseconds=-5)],
+        "n": [{"t": datetime.datetime(2021, 1, 1), "l": [datetime.timedelta(seconds=1)]}, None, {"t": None, "l": []}],
+    }
+    ds = datasets.Dataset.from_dict(rows, features=feats)
+    ds.save_to_disk(str(tmp_path / "d"))
+    store = fs_store(tmp_path / "store")
+    cli_import(flightd_bin, store, "hf", str(tmp_path / "d"))
+    d = serve(flightd_bin, store, tmp_path)
+    try:
+        got = weft.Client(d.location).project("p").branch("main").table("t").read()
+    finally:
+        d.stop()
+    ref = ds.data.table
+    assert got.schema.field("ts").type == pa.timestamp("ms")
+    assert got.schema.field("ll").type == pa.list_(pa.int32())
+    assert got.schema.field("dur").type == pa.int64()
+    assert got.schema.field("ts").metadata[b"weft.hf.arrow_type"] == b"timestamp[s]"
+    assert got.column("ts").to_pylist() == ref.column("ts").to_pylist()
+    assert got.column("ll").to_pylist() == ref.column("ll").to_pylist()
+    a2 = ref.column("a2").combine_chunks()
+    a2 = a2.storage if isinstance(a2, pa.ExtensionArray) else a2  # datasets' Array2D extension
+    assert got.column("a2").to_pylist() == a2.to_pylist()
+    assert got.column("dur").to_pylist() == [3000, None, -5]
+    n = got.column("n").to_pylist()
+    assert n[0]["t"] == datetime.datetime(2021, 1, 1) and n[0]["l"] == [1] and n[1] is None and n[2] == {"t": None, "l": []}
