@@ -225,3 +225,26 @@ def test_types_the_store_converts(flightd_bin, tmp_path):
     assert got.column("dur").to_pylist() == [3000, None, -5]
     n = got.column("n").to_pylist()
     assert n[0]["t"] == datetime.datetime(2021, 1, 1) and n[0]["l"] == [1] and n[1] is None and n[2] == {"t": None, "l": []}
+
+
+def test_audio_struct_kept(flightd_bin, tmp_path):
+    """An Audio column stays struct<bytes, path>, bytes exact, its feature
+    (sampling rate) in the field metadata. (Written from an Arrow table:
+    datasets needs soundfile to encode audio itself.)"""
+    from conftest import fs_store
+    datasets.disable_progress_bars()
+    feats = datasets.Features({"audio": datasets.Audio(sampling_rate=16000), "id": datasets.Value("int32")})
+    wav = [b"RIFF" + bytes(range(i, i + 40)) + b"WAVE" for i in range(5)]
+    t = pa.table({"audio": pa.array([{"bytes": w, "path": f"{i}.wav"} for i, w in enumerate(wav)] + [None],
+                                    type=pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+                  "id": pa.array(range(6), pa.int32())})
+    datasets.Dataset(t, info=datasets.DatasetInfo(features=feats)).save_to_disk(str(tmp_path / "d"))
+    store = fs_store(tmp_path / "store")
+    cli_import(flightd_bin, store, "hf", str(tmp_path / "d"))
+    d = serve(flightd_bin, store, tmp_path)
+    try:
+        got = weft.Client(d.location).project("p").branch("main").table("t").read()
+    finally:
+        d.stop()
+    assert got.column("audio").to_pylist() == t.column("audio").to_pylist()
+    assert json.loads(got.schema.field("audio").metadata[b"weft.hf.feature"]) == {"sampling_rate": 16000, "_type": "Audio"}
