@@ -568,52 +568,61 @@ func (c *hfCountingReaderAt) ReadAt(b []byte, off int64) (int, error) {
 	return n, err
 }
 
-func (st *hfTable) readParquet(ctx context.Context, src Source, w *Writer, s *hfSplit, f File, batchRows int64) (err error) {
+func (st *hfTable) readParquet(ctx context.Context, src Source, w *Writer, s *hfSplit, f File, batchRows int64) error {
 	ra, err := src.OpenAt(ctx, f.Path)
 	if err != nil {
 		return err
 	}
 	defer ra.Close()
+	err = hfEachParquetBatch(ctx, io.NewSectionReader(&hfCountingReaderAt{r: ra, w: w}, 0, ra.Size()), batchRows, w.Allocator(), f.Path,
+		func(schema *arrow.Schema) error { return st.start(w, s, f.Path, schema) },
+		func(rec arrow.RecordBatch) error { return st.write(ctx, w, s, rec) })
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// hfEachParquetBatch reads a Parquet file (p, for messages) in batches of
+// batchRows: start gets its Arrow schema, each every batch. A malformed
+// file is ErrBadInput naming p and the first row of the batch.
+func hfEachParquetBatch(ctx context.Context, r *io.SectionReader, batchRows int64, mem memory.Allocator, p string, start func(*arrow.Schema) error, each func(arrow.RecordBatch) error) (err error) {
+	var row int64
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %s: not a readable Parquet file: %v", ErrBadInput, errdefs.Quote(f.Path), r)
+			err = fmt.Errorf("%w: %s: rows from %d: not a readable Parquet file: %v", ErrBadInput, errdefs.Quote(p), row, r)
 		}
 	}()
-	sr := io.NewSectionReader(&hfCountingReaderAt{r: ra, w: w}, 0, ra.Size())
-	pf, err := file.NewParquetReader(sr)
+	pf, err := file.NewParquetReader(r)
 	if err != nil {
-		return fmt.Errorf("%w: %s: not a Parquet file: %w", ErrBadInput, errdefs.Quote(f.Path), err)
+		return fmt.Errorf("%w: %s: not a Parquet file: %w", ErrBadInput, errdefs.Quote(p), err)
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batchRows}, w.Allocator())
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batchRows}, mem)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(f.Path), err)
+		return fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(p), err)
 	}
 	schema, err := fr.Schema()
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(f.Path), err)
+		return fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(p), err)
 	}
-	if err := st.start(w, s, f.Path, schema); err != nil {
+	if err := start(schema); err != nil {
 		return err
 	}
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(f.Path), err)
+		return fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(p), err)
 	}
 	defer rr.Release()
-	var row int64
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		if err := st.write(ctx, w, s, rec); err != nil {
-			return fmt.Errorf("%s: rows from %d: %w", errdefs.Quote(f.Path), row, err)
+		if err := each(rec); err != nil {
+			return fmt.Errorf("%s: rows from %d: %w", errdefs.Quote(p), row, err)
 		}
 		row += rec.NumRows()
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %s: rows from %d: %w", ErrBadInput, errdefs.Quote(f.Path), row, err)
+		return fmt.Errorf("%w: %s: rows from %d: %w", ErrBadInput, errdefs.Quote(p), row, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -241,6 +242,26 @@ func FuzzHFEachBatch(f *testing.F) {
 			func(rec arrow.RecordBatch) error {
 				for _, c := range rec.Columns() {
 					_ = c.String() // reads every value
+				}
+				return nil
+			})
+	})
+}
+
+// FuzzHFEachParquetBatch: a hostile Parquet file is an error, never a
+// panic or a runaway allocation.
+func FuzzHFEachParquetBatch(f *testing.F) {
+	if seed, err := os.ReadFile(filepath.Join("testdata", "hf", "small.parquet")); err == nil {
+		f.Add(seed)
+		f.Add(seed[:len(seed)/2])
+	}
+	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = hfEachParquetBatch(context.Background(), io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), 64, memory.NewGoAllocator(), "f.parquet",
+			func(*arrow.Schema) error { return nil },
+			func(rec arrow.RecordBatch) error {
+				for _, c := range rec.Columns() {
+					_ = c.String()
 				}
 				return nil
 			})
