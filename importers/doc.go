@@ -1,5 +1,5 @@
 // Package importers turns datasets in other formats (WebDataset tar
-// shards, MosaicML Streaming MDS; Hugging Face datasets and LeRobot later)
+// shards, MosaicML Streaming MDS, Hugging Face datasets; LeRobot later)
 // into Weft tables: each import is ONE commit on a branch, covering every
 // table it writes, or nothing at all.
 //
@@ -25,7 +25,7 @@
 //     and, after a kill, by gc (package gc) once its grace period has
 //     passed, like those of any interrupted put.
 //   - A Format reads a Source and writes a Writer; a Registry finds formats
-//     by name (DefaultRegistry: "wds", "mds"; "hf" and "lerobot" answer
+//     by name (DefaultRegistry: "wds", "mds", "hf"; "lerobot" answers
 //     ErrNotImplemented).
 //   - An Importer runs one Request: open the source, look up the format,
 //     import, commit. Progress (files, rows, bytes, rate, ETA) is reported
