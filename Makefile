@@ -15,7 +15,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 PYTEST_FLAGS ?= -v -rs
 
-.PHONY: all build test test-go test-python vet tools bench bench-full bench-storage bench-flight bench-mix bench-python flightd demo venv clean
+.PHONY: all build test test-go test-python vet tools bench bench-full bench-storage bench-flight bench-mix bench-python bench-filter flightd demo venv clean
 
 all: build
 
@@ -74,11 +74,15 @@ bench-python: flightd venv
 	$(GO) build -o bin/weftbench ./bench/cmd/weftbench
 	$(VENV)/bin/python bench/pyclient.py --flightd bin/flightd --weftbench bin/weftbench --out bench/pyclient-results.md
 
+## bench-filter: filtered scans (Weft's pushdown) against pyarrow.dataset on the same Parquet files: rows/s and bytes read (writes bench/filter-results.md).
+bench-filter: flightd venv
+	$(VENV)/bin/python bench/filter_bench.py --flightd bin/flightd --out bench/filter-results.md
+
 ## bench-mix: training mixes over Flight (fs, MinIO): samples/s and MB/s against a plain scan and the Flight ceiling, W=4 decodes, resume latency, flightd peak RSS (~3 GB of data; prints a table, writes bench/mix-results.md).
 bench-mix: tools
 	WEFT_MIX_RESULTS=$(abspath bench/mix-results.md) $(GO) test -run '^$$' -bench BenchmarkMix -benchtime 1x -timeout 60m ./bench/
 
-## bench: loaders (PyTorch DataLoader, MosaicML Streaming, HF datasets, Lance, LitData, Weft on fs and MinIO) against limits, quick mode (< 5 min on 2 cores; venv bench/.venv on first use): writes bench/results.md, results.json, results-*.png.
+## bench: loaders (PyTorch DataLoader, MosaicML Streaming, HF datasets, Lance, LitData, Weft on fs and MinIO) against limits, quick mode (about 12 min on 2 cores, W = 4 ranks included; venv bench/.venv on first use): writes bench/results.md, results.json, results-*.png.
 bench: flightd tools
 	$(PYTHON) bench/harness/run.py --quick --out bench
 

@@ -307,6 +307,11 @@ type ScanPlan struct {
 	// the most rows of one step; read the endpoints with ReadScanSteps.
 	Windows  map[string]Window
 	StepRows int
+	// Filter (filtered scans) is the canonical filter; ShardRows
+	// (balanced shards) the rows of each endpoint. Rows is -1 for a
+	// filtered scan without shards (its count is not known ahead).
+	Filter    string
+	ShardRows []int64
 }
 
 // Scan plans a scan of a table at a ref (pinning the ref's commit now).
@@ -321,6 +326,7 @@ func (c *Client) Scan(ctx context.Context, req ScanRequest) (*ScanPlan, error) {
 		return nil, fmt.Errorf("%w: scan app_metadata: %w", ErrBadResponse, err)
 	}
 	plan.Commit, plan.Windows, plan.StepRows = meta.Commit, meta.Windows, meta.StepRows
+	plan.Filter, plan.ShardRows = meta.Filter, meta.ShardRows
 	if plan.Schema, err = arrowflight.DeserializeSchema(info.Schema, c.mem); err != nil {
 		return nil, fmt.Errorf("%w: scan schema: %w", ErrBadResponse, err)
 	}

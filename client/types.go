@@ -145,7 +145,23 @@ type ScanRequest struct {
 	// rows, each window's output columns for those rows (as a run sends
 	// them) and _row. Nil: a plain scan.
 	Windows map[string]Window `json:"windows,omitempty"`
+	// Filter keeps only the rows that match it (package filter's
+	// language, docs/flight.md "Filters"); empty keeps every row. Row
+	// groups whose statistics rule out a match are not read.
+	Filter string `json:"filter,omitempty"`
+	// Shards > 0 asks for exactly that many endpoints whose row counts
+	// (matching rows, with a filter) differ by at most one, in row order,
+	// every (matching) row in exactly one; Balanced with Shards 0 lets the
+	// server choose the count (about one per EndpointBytes of matching
+	// rows). Then the FlightInfo's total_records is the exact count and
+	// ScanMetadata.ShardRows the rows of each endpoint. Neither: endpoints
+	// by Parquet size, and total_records -1 when there is a filter.
+	Shards   int  `json:"shards,omitempty"`
+	Balanced bool `json:"balanced,omitempty"`
 }
+
+// MaxShards bounds ScanRequest.Shards.
+const MaxShards = 1 << 16
 
 // Validate checks the required fields.
 func (r *ScanRequest) Validate() error {
@@ -153,6 +169,12 @@ func (r *ScanRequest) Validate() error {
 		if err := required(f[0], f[1]); err != nil {
 			return err
 		}
+	}
+	if r.Shards < 0 || r.Shards > MaxShards {
+		return fmt.Errorf("%w: shards %d must be between 1 and %d (or left out)", errdefs.ErrInvalidArgument, r.Shards, MaxShards)
+	}
+	if len(r.Windows) > 0 && (r.Filter != "" || r.Shards > 0 || r.Balanced) {
+		return fmt.Errorf("%w: a windowed scan takes no filter or shards (yet); filter in a recipe component instead", errdefs.ErrUnimplemented)
 	}
 	return nil
 }
@@ -166,6 +188,10 @@ type ScanMetadata struct {
 	// fewer), each step one message or several (StepMetadata).
 	Windows  map[string]Window `json:"windows,omitempty"`
 	StepRows int               `json:"step_rows,omitempty"`
+	// Filter is the scan's filter in its canonical text (filtered scans
+	// only); ShardRows the rows of each endpoint (balanced shards only).
+	Filter    string  `json:"filter,omitempty"`
+	ShardRows []int64 `json:"shard_rows,omitempty"`
 }
 
 // Recipe is what a trainer asks for: components with weights, a seed and a
@@ -197,6 +223,11 @@ type Component struct {
 	// {"wrist_camera": {"kind": "video", "offsets": [0, 1, 2]}}. Nil
 	// means none, or, after the first component, the first component's.
 	Windows map[string]Window `json:"windows,omitempty"`
+	// Filter, when set, makes the component the table's rows that match
+	// it (package filter's language): its row ordinals are ordinals among
+	// the matching rows at the pinned commit, so shares, rank invariance
+	// and resume hold as for a table of just those rows.
+	Filter string `json:"filter,omitempty"`
 }
 
 // Window is one entry of a component's windows: the materializer kind
@@ -268,7 +299,7 @@ type Shuffle struct {
 }
 
 // RecipeFields is the recipe's JSON shape, for error messages.
-const RecipeFields = `{"seed", "batch_size", "components": [{"project", "ref"?, "table", "weight"?, "columns"?, "windows"?: {COLUMN: {"kind", …}}}], "shuffle"?: {"buffer_rows"}, "steps"?}`
+const RecipeFields = `{"seed", "batch_size", "components": [{"project", "ref"?, "table", "weight"?, "columns"?, "windows"?: {COLUMN: {"kind", …}}, "filter"?}], "shuffle"?: {"buffer_rows"}, "steps"?}`
 
 // UnmarshalJSON decodes a recipe strictly: seed, batch_size and components
 // are required, a component's weight defaults to 1, and shuffle needs
@@ -284,6 +315,7 @@ func (r *Recipe) UnmarshalJSON(data []byte) error {
 			Weight  *float64          `json:"weight"`
 			Columns []string          `json:"columns"`
 			Windows map[string]Window `json:"windows"`
+			Filter  string            `json:"filter"`
 		} `json:"components"`
 		Shuffle *struct {
 			BufferRows *int64 `json:"buffer_rows"`
@@ -315,7 +347,7 @@ func (r *Recipe) UnmarshalJSON(data []byte) error {
 		out.Shuffle = &Shuffle{BufferRows: *w.Shuffle.BufferRows}
 	}
 	for i, c := range w.Components {
-		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: 1, Columns: c.Columns, Windows: c.Windows}
+		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: 1, Columns: c.Columns, Windows: c.Windows, Filter: c.Filter}
 		if c.Weight != nil {
 			out.Components[i].Weight = *c.Weight
 		}
@@ -377,7 +409,7 @@ type Command struct {
 }
 
 // Commands describes every command, for error messages.
-const Commands = `{"scan": {"project","ref","table","columns"?,"windows"?}}, ` + RunCommands
+const Commands = `{"scan": {"project","ref","table","columns"?,"windows"?,"filter"?,"shards"?,"balanced"?}}, ` + RunCommands
 
 // Validate checks that the command is a scan or a run command, not both.
 func (c *Command) Validate() error {
@@ -419,6 +451,12 @@ type ComponentRecord struct {
 	// Windows is the component's windows, present only when the recipe
 	// has some (then part of the run id).
 	Windows map[string]Window `json:"windows,omitempty"`
+	// Filter (canonical text), Matches and MatchBlocks: a filtered
+	// component's filter, its matching rows, and their counts per block
+	// (blocks without a match left out) — what the sampler draws from.
+	Filter      string  `json:"filter,omitempty"`
+	Matches     int64   `json:"matches,omitempty"`
+	MatchBlocks []int64 `json:"match_blocks,omitempty"`
 }
 
 // RankMetadata is the app_metadata of a run's endpoint: endpoint r is

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/filter"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -79,7 +82,22 @@ func (s *Service) resolve(ctx context.Context, r *client.ScanRequest) (v *tables
 	if schema, err = v.Projection(r.Columns); err != nil {
 		return nil, nil, nil, err
 	}
+	if r.Filter != "" {
+		if _, err := s.compileFilter(v, r.Filter); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	return v, schema, nil, nil
+}
+
+// compileFilter compiles a scan's filter against v's schema, within the
+// service's limits.
+func (s *Service) compileFilter(v *tables.Version, text string) (*filter.Filter, error) {
+	f, err := filter.Compile(text, v.Schema, filter.DefaultLimits())
+	if err != nil {
+		return nil, fmt.Errorf("scan of %s: %w", v.Table, err)
+	}
+	return f, nil
 }
 
 // GetSchema returns the (projected) schema of a scan.
@@ -123,6 +141,9 @@ func (s *Service) GetFlightInfo(ctx context.Context, d *arrowflight.FlightDescri
 		}
 		if sc != nil {
 			return s.windowScanInfo(ctx, d, sc)
+		}
+		if req.Filter != "" || req.Shards > 0 || req.Balanced {
+			return s.filteredInfo(ctx, d, v, schema, req)
 		}
 		return s.flightInfo(ctx, d, v, schema, req.Columns)
 	}()
@@ -324,9 +345,19 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadTicket, err)
 	}
+	var f *filter.Filter
+	if st.Filter != "" {
+		if f, err = s.compileFilter(v, st.Filter); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadTicket, err)
+		}
+	}
 	// What the stream holds: the batches decoded ahead, the one being
 	// sent and the one being decoded.
-	lease, err := s.lease(ctx, int64(s.opts.Prefetch+2)*s.opts.BatchBytes, "scan stream")
+	leased := int64(s.opts.Prefetch+2) * s.opts.BatchBytes
+	if f != nil || st.Ranged {
+		leased += tables.FilterScanBytes
+	}
+	lease, err := s.lease(ctx, leased, "scan stream")
 	if err != nil {
 		return err
 	}
@@ -346,7 +377,7 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 	batches := make(chan batchResult, s.opts.Prefetch)
 	go func() {
 		defer close(batches)
-		for rec, err := range s.tables.Scan(ctx, v, st.Columns, st.First, st.End, s.opts.BatchBytes) {
+		for rec, err := range s.scanBatches(ctx, v, st, f) {
 			select {
 			case batches <- batchResult{rec, err}:
 			case <-ctx.Done():
@@ -369,17 +400,146 @@ func (s *Service) doGetScan(ctx context.Context, st *scanTicket, stream arrowfli
 		}
 	}()
 
+	var sent int64
 	for b := range batches {
 		if b.err != nil {
 			return b.err
 		}
+		sent += b.rec.NumRows()
 		err := s.sendSliced(w, b.rec)
 		b.rec.Release()
 		if err != nil {
 			return err
 		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if st.Matches != nil && sent != *st.Matches {
+		return fmt.Errorf("%w: it promises %d matching rows in rows [%d, %d) of %s@%s, which hold %d", ErrBadTicket, *st.Matches, st.Lo, st.Hi, v.Table, v.Commit.Short(), sent)
+	}
+	return nil
+}
+
+// scanBatches streams a scan ticket's rows: a plain scan of its blocks, or
+// a filtered (or row-ranged) one.
+func (s *Service) scanBatches(ctx context.Context, v *tables.Version, st *scanTicket, f *filter.Filter) iter.Seq2[arrow.RecordBatch, error] {
+	if f == nil && !st.Ranged {
+		return s.tables.Scan(ctx, v, st.Columns, st.First, st.End, s.opts.BatchBytes)
+	}
+	lo, hi := int64(0), v.Rows()
+	if st.Ranged {
+		lo, hi = st.Lo, st.Hi
+	}
+	return s.tables.ScanFiltered(ctx, v, st.Columns, f, st.First, st.End, lo, hi)
+}
+
+// filteredInfo describes a filtered scan, or a scan in balanced shards.
+// Without shards, endpoints are cut by Parquet size as for a plain scan,
+// each filtering its blocks (total_records -1: not known ahead). With
+// shards, the matching rows are listed (Store.Matches, cached) and cut
+// into n runs whose counts differ by at most one; endpoint j streams the
+// matching rows in its ordinal range.
+func (s *Service) filteredInfo(ctx context.Context, d *arrowflight.FlightDescriptor, v *tables.Version, schema *arrow.Schema, req *client.ScanRequest) (*arrowflight.FlightInfo, error) {
+	var f *filter.Filter
+	var err error
+	if req.Filter != "" {
+		if f, err = s.compileFilter(v, req.Filter); err != nil {
+			return nil, err
+		}
+	}
+	meta := client.ScanMetadata{Commit: string(v.Commit)}
+	if f != nil {
+		meta.Filter = f.String()
+	}
+	info := &arrowflight.FlightInfo{
+		Schema:           arrowflight.SerializeSchema(schema, s.mem),
+		FlightDescriptor: d,
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+		Ordered:          true,
+	}
+	blocks := v.Blocks()
+	add := func(st scanTicket) error {
+		tkt, err := s.encodeTicket(ctx, kindScan, st)
+		if err != nil {
+			return err
+		}
+		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}})
+		return nil
+	}
+	if req.Shards == 0 && !req.Balanced {
+		for _, g := range endpointGroups(v, s.opts.EndpointBytes) {
+			if err := add(scanTicket{Project: v.Project, Commit: v.Commit, Table: v.Table, Columns: req.Columns, First: g.first, End: g.end, Rows: g.rows, Filter: meta.Filter}); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		// ordinal(k): the row of the k-th matching row; total: how many.
+		total := v.Rows()
+		ordinal := func(k int64) int64 { return k }
+		if f != nil {
+			m, err := s.tables.Matches(ctx, v, f)
+			if err != nil {
+				return nil, err
+			}
+			total, ordinal = m.Len(), m.Ordinal
+		}
+		n := int64(req.Shards)
+		if n == 0 {
+			var bytes int64
+			for _, df := range v.Manifest.Files {
+				bytes += df.Size
+			}
+			n = (bytes*total/max(1, v.Rows()) + s.opts.EndpointBytes - 1) / s.opts.EndpointBytes
+			n = max(1, min(n, total, int64(len(blocks)), client.MaxShards))
+		}
+		info.TotalRecords = total
+		// Shard j holds matches [j·total/n, (j+1)·total/n): its rows are
+		// the ordinal range from its first match to the next shard's.
+		for j := range n {
+			k0, k1 := j*total/n, (j+1)*total/n
+			lo, hi := v.Rows(), v.Rows()
+			if k0 < total {
+				lo = ordinal(k0)
+			}
+			if k1 < total {
+				hi = ordinal(k1)
+			}
+			if j == 0 {
+				lo = 0
+			}
+			first, end := blockRange(blocks, lo, hi)
+			var rows int64
+			for _, b := range blocks[first:end] {
+				rows += b.Rows
+			}
+			count := k1 - k0
+			if err := add(scanTicket{Project: v.Project, Commit: v.Commit, Table: v.Table, Columns: req.Columns, First: first, End: end, Rows: rows,
+				Filter: meta.Filter, Ranged: true, Lo: lo, Hi: max(hi, lo), Matches: &count}); err != nil {
+				return nil, err
+			}
+			meta.ShardRows = append(meta.ShardRows, count)
+		}
+	}
+	if info.AppMetadata, err = json.Marshal(meta); err != nil {
+		return nil, err
+	}
+	if err := s.checkReply(info); err != nil {
+		return nil, fmt.Errorf("%w; ask for fewer shards or columns, or ask the operator for a larger --scan-endpoint-size", err)
+	}
+	return info, nil
+}
+
+// blockRange is the range of blocks holding rows [lo, hi) (empty when
+// lo == hi).
+func blockRange(blocks []tables.Block, lo, hi int64) (int, int) {
+	first := sort.Search(len(blocks), func(i int) bool { return blocks[i].FirstRow+blocks[i].Rows > lo })
+	end := sort.Search(len(blocks), func(i int) bool { return blocks[i].FirstRow >= hi })
+	if end < first {
+		end = first
+	}
+	return first, end
 }
 
 // sendSliced writes rec as batches of at most BatchBytes (when rows

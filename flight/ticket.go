@@ -45,6 +45,15 @@ type scanTicket struct {
 	First   int                  `json:"b0"`             // first block
 	End     int                  `json:"b1"`             // one past the last block
 	Rows    int64                `json:"n"`              // rows in [First, End), checked when served
+	// Filtered and sharded scans: the filter's text, and (Ranged) the
+	// ordinal range [Lo, Hi) of the rows to send;
+	// Matches (balanced shards) is the number of matching rows in it,
+	// checked when served.
+	Filter  string `json:"f,omitempty"`
+	Ranged  bool   `json:"rr,omitempty"`
+	Lo      int64  `json:"r0,omitempty"`
+	Hi      int64  `json:"r1,omitempty"`
+	Matches *int64 `json:"m,omitempty"`
 }
 
 // encodeTicket frames and signs a ticket.
@@ -133,7 +142,7 @@ func decodeScanTicket(payload []byte) (*scanTicket, error) {
 	if _, err := versions.ParseCommitID(string(st.Commit)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadTicket, err)
 	}
-	if st.First < 0 || st.End < st.First || st.Rows < 0 {
+	if st.First < 0 || st.End < st.First || st.Rows < 0 || st.Lo < 0 || st.Hi < st.Lo || st.Matches != nil && *st.Matches < 0 {
 		return nil, fmt.Errorf("%w: scan ticket names blocks [%d, %d) and %d rows", ErrBadTicket, st.First, st.End, st.Rows)
 	}
 	return &st, nil

@@ -90,11 +90,9 @@ func NewRegistry(formats ...Format) *Registry {
 	return r
 }
 
-// DefaultRegistry holds every built-in format: wds, mds, hf, and lerobot
-// (not implemented yet: ErrNotImplemented).
+// DefaultRegistry holds every built-in format: wds, mds, hf and lerobot.
 func DefaultRegistry() *Registry {
-	return NewRegistry(WebDataset{}, MDS{}, HF{},
-		Unimplemented("lerobot", "LeRobot v2.1/v3.0 datasets"))
+	return NewRegistry(WebDataset{}, MDS{}, HF{}, LeRobot{})
 }
 
 // Names lists the registered formats, sorted.

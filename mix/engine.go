@@ -246,6 +246,11 @@ func (e *Engine) Prepare(ctx context.Context, r *Recipe) (*Run, error) {
 			Project: v.Project, Ref: componentRef(c), Table: v.Table, Commit: v.Commit,
 			Weight: c.Weight, Columns: columns, Rows: v.Rows(), Blocks: blocks, Windows: windows[i],
 		}
+		if c.Filter != "" {
+			if err := e.filterComponent(ctx, &rec.Components[i], v, c.Filter); err != nil {
+				return nil, fmt.Errorf("component %d (%s/%s@%s): %w", i, v.Project, v.Table, v.Commit.Short(), err)
+			}
+		}
 	}
 	if r.Shuffle != nil {
 		rec.Shuffle = *r.Shuffle
@@ -290,7 +295,7 @@ func (e *Engine) Store(ctx context.Context, run *Run) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		run = &Run{e: e, rec: srec, json: stored, plan: splan, versions: run.versions, mats: run.mats, schema: run.schema}
+		run = &Run{e: e, rec: srec, json: stored, plan: splan, versions: run.versions, matches: run.matches, mats: run.mats, schema: run.schema}
 	}
 	e.log.Debug("stored run", "run", run.ID(), "steps", run.Steps(), "components", len(run.versions), "new", !existing)
 	return e.remember(run), nil
@@ -416,6 +421,20 @@ func (e *Engine) prepare(ctx context.Context, rec *Record, body []byte, plan *sa
 			return nil, fmt.Errorf("%w: run record %s: component %d (%s/%s@%s) has %d rows, the record says %d", versions.ErrCorrupt, rec.Run.Short(), i, c.Project, c.Table, c.Commit.Short(), vs[i].Rows(), c.Rows)
 		}
 	}
+	matches := make([]*tables.Matches, len(vs))
+	for i, c := range rec.Components {
+		if c.Filter == "" {
+			continue
+		}
+		m, err := e.componentMatches(ctx, vs[i], c.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("component %d (%s/%s@%s): %w", i, c.Project, c.Table, c.Commit.Short(), err)
+		}
+		if m.Len() != c.Matches {
+			return nil, fmt.Errorf("%w: run record %s: component %d (%s/%s@%s) has %d rows matching %s, the record says %d", versions.ErrCorrupt, rec.Run.Short(), i, c.Project, c.Table, c.Commit.Short(), m.Len(), c.Filter, c.Matches)
+		}
+		matches[i] = m
+	}
 	mats, err := e.materializers(ctx, rec, vs)
 	if err != nil {
 		return nil, err
@@ -424,7 +443,43 @@ func (e *Engine) prepare(ctx context.Context, rec *Record, body []byte, plan *sa
 	if err != nil {
 		return nil, err
 	}
-	return &Run{e: e, rec: rec, json: body, plan: plan, versions: vs, mats: mats, schema: schema}, nil
+	return &Run{e: e, rec: rec, json: body, plan: plan, versions: vs, matches: matches, mats: mats, schema: schema}, nil
+}
+
+// componentMatches lists v's rows that match the filter text (cached by
+// the tables store per version and filter).
+func (e *Engine) componentMatches(ctx context.Context, v *tables.Version, text string) (*tables.Matches, error) {
+	f, err := v.Filter(text)
+	if err != nil {
+		return nil, err
+	}
+	return e.tables.Matches(ctx, v, f)
+}
+
+// filterComponent makes c, a component of v with blocks laid out, a
+// filtered one: the canonical filter, its matching rows and their counts
+// per block. A filter that matches nothing is ErrEmptyComponent.
+func (e *Engine) filterComponent(ctx context.Context, c *ComponentRecord, v *tables.Version, text string) error {
+	f, err := v.Filter(text)
+	if err != nil {
+		return err
+	}
+	m, err := e.tables.Matches(ctx, v, f)
+	if err != nil {
+		return err
+	}
+	if m.Len() == 0 {
+		return fmt.Errorf("%w: no row matches filter %s at commit %s; change the filter or drop the component", ErrEmptyComponent, f, v.Commit.Short())
+	}
+	c.Filter, c.Matches, c.MatchBlocks = f.String(), m.Len(), nil
+	var row int64
+	for _, n := range c.Blocks {
+		if k := m.Rank(row+n) - m.Rank(row); k > 0 {
+			c.MatchBlocks = append(c.MatchBlocks, k)
+		}
+		row += n
+	}
+	return nil
 }
 
 // own returns run as this engine serves it: with its own materializers

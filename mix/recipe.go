@@ -52,7 +52,7 @@ func NewRecipe(r *client.Recipe) *Recipe {
 	}
 	for i, c := range r.Components {
 		out.Components[i] = Component{Project: c.Project, Ref: c.Ref, Table: c.Table, Weight: c.Weight,
-			Columns: slices.Clone(c.Columns), Windows: maps.Clone(c.Windows)}
+			Columns: slices.Clone(c.Columns), Windows: maps.Clone(c.Windows), Filter: c.Filter}
 	}
 	return out
 }

@@ -82,15 +82,28 @@ type ComponentRecord struct {
 	// the recipe has none: then neither the record nor the run id has
 	// them, as before windows existed.
 	Windows map[string]Window `json:"windows,omitempty"`
+	// Filter is a filtered component's filter (canonical text: package
+	// filter), "" for none. Its sampler draws from its Matches matching
+	// rows in blocks of MatchBlocks rows (the matches of each block of
+	// Blocks, blocks without one left out): the k-th matching row, in
+	// ordinal order, is the component's row k. Batches carry the row's
+	// ordinal in the table version as _row.
+	Filter      string  `json:"filter,omitempty"`
+	Matches     int64   `json:"matches,omitempty"`
+	MatchBlocks []int64 `json:"match_blocks,omitempty"`
 }
 
 // identity is the component's part of the run id beyond rows and blocks:
 // the JSON array [tag, project, table, commit, columns], with the
-// canonical windows object as a sixth element when there are windows.
+// canonical windows object as a sixth element when there are windows,
+// and {"filter": text} last when the component is filtered.
 func (c *ComponentRecord) identity() (string, error) {
 	id := []any{identityTag, c.Project, c.Table, c.Commit, c.Columns}
 	if len(c.Windows) > 0 {
 		id = append(id, c.Windows)
+	}
+	if c.Filter != "" {
+		id = append(id, map[string]string{"filter": c.Filter})
 	}
 	b, err := json.Marshal(id)
 	if err != nil {
@@ -115,6 +128,9 @@ func (r *Record) spec() (sampler.Spec, error) {
 			return sampler.Spec{}, fmt.Errorf("component %d: %w", i, err)
 		}
 		s.Components[i] = sampler.Component{Weight: c.Weight, Rows: c.Rows, Blocks: c.Blocks, Identity: id}
+		if c.Filter != "" {
+			s.Components[i].Rows, s.Components[i].Blocks = c.Matches, c.MatchBlocks
+		}
 	}
 	return s, nil
 }
@@ -170,6 +186,7 @@ type Run struct {
 	json     []byte
 	plan     *sampler.Plan
 	versions []*tables.Version // per component
+	matches  []*tables.Matches // per component: its matching rows, nil when not filtered
 	mats     []Materializer    // the columns' makers, in schema order
 	schema   *arrow.Schema     // the materializers' fields + _component + _row
 }
@@ -189,6 +206,7 @@ func (r *Run) Record() Record {
 		c.Components[i].Columns = slices.Clone(c.Components[i].Columns)
 		c.Components[i].Blocks = slices.Clone(c.Components[i].Blocks)
 		c.Components[i].Windows = maps.Clone(c.Components[i].Windows)
+		c.Components[i].MatchBlocks = slices.Clone(c.Components[i].MatchBlocks)
 	}
 	return c
 }
@@ -204,6 +222,17 @@ func (r *Run) BatchSize() int { return r.rec.BatchSize }
 
 // Plan is the run's sampler plan: Plan.Batch(s) is the global batch of step s.
 func (r *Run) Plan() *sampler.Plan { return r.plan }
+
+// tableRows maps samples' rows from the sampler's ordinals (among a
+// filtered component's matching rows) to row ordinals in the components'
+// table versions, in place.
+func (r *Run) tableRows(samples []sampler.Sample) {
+	for i := range samples {
+		if m := r.matches[samples[i].Component]; m != nil {
+			samples[i].Row = m.Ordinal(samples[i].Row)
+		}
+	}
+}
 
 // Schema is the schema of every batch of the run: the recipe's columns,
 // then the windows' columns (by window key), then _component (int32) and

@@ -46,7 +46,11 @@ func (e *Engine) Steps(ctx context.Context, run *Run, rank, world int, start, en
 			e: e, mats: run.mats, schema: run.schema, component: true,
 			name: "rank stream of run " + run.ID().Short(),
 			samples: func(step int64, buf []sampler.Sample) ([]sampler.Sample, error) {
-				return run.plan.RankSlice(step, rank, world, buf)
+				out, err := run.plan.RankSlice(step, rank, world, buf)
+				if err == nil {
+					run.tableRows(out)
+				}
+				return out, err
 			},
 		}
 		s.serve(ctx, start, end, yield)

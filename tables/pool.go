@@ -27,6 +27,9 @@ type scratchPool struct {
 		sync.Mutex
 		free  map[int][][]byte // by capacity (a power of two)
 		bytes int64
+		// drained: buffers freed after drain (by arrays that outlive
+		// their reader) go straight back to base.
+		drained bool
 	}
 }
 
@@ -93,7 +96,7 @@ func (p *scratchPool) Free(b []byte) {
 		return
 	}
 	p.mu.Lock()
-	if p.mu.bytes+int64(c) <= p.max {
+	if !p.mu.drained && p.mu.bytes+int64(c) <= p.max {
 		p.mu.free[c] = append(p.mu.free[c], b[:c])
 		p.mu.bytes += int64(c)
 		p.mu.Unlock()
@@ -109,6 +112,7 @@ func (p *scratchPool) drain() {
 	free := p.mu.free
 	p.mu.free = make(map[int][][]byte)
 	p.mu.bytes = 0
+	p.mu.drained = true
 	p.mu.Unlock()
 	for _, l := range free {
 		for _, b := range l {

@@ -34,6 +34,9 @@ type Options struct {
 	// FooterCacheBytes bounds the cache of data files' footers and page
 	// indexes (parsed footers and raw tail bytes), shared by every read.
 	FooterCacheBytes int64
+	// MatchCacheBytes bounds the cache of filters' matching rows
+	// (Store.Matches), per table version and filter.
+	MatchCacheBytes int64
 	// Allocator for Arrow memory; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger; nil discards.
@@ -46,13 +49,13 @@ type Options struct {
 // DefaultOptions: row groups of at most 65,536 rows and 128 MiB, 64 MiB
 // of cached footers.
 func DefaultOptions() Options {
-	return Options{RowGroupRows: 65536, RowGroupBytes: 128 << 20, FooterCacheBytes: 64 << 20}
+	return Options{RowGroupRows: 65536, RowGroupBytes: 128 << 20, FooterCacheBytes: 64 << 20, MatchCacheBytes: 64 << 20}
 }
 
 // Validate reports an unusable option.
 func (o Options) Validate() error {
-	if o.RowGroupRows < 1 || o.RowGroupBytes < 1 || o.FooterCacheBytes < 0 {
-		return fmt.Errorf("%w: tables options need RowGroupRows >= 1, RowGroupBytes >= 1, FooterCacheBytes >= 0", versions.ErrInvalid)
+	if o.RowGroupRows < 1 || o.RowGroupBytes < 1 || o.FooterCacheBytes < 0 || o.MatchCacheBytes < 0 {
+		return fmt.Errorf("%w: tables options need RowGroupRows >= 1, RowGroupBytes >= 1, FooterCacheBytes >= 0, MatchCacheBytes >= 0", versions.ErrInvalid)
 	}
 	return nil
 }
@@ -66,6 +69,7 @@ type Store struct {
 	log  *slog.Logger
 
 	footers *cache.Cache[string, *fileMeta] // by data file key
+	matches *cache.Cache[string, *Matches]  // by version and filter text
 }
 
 // New returns a Store writing data files next to the project histories of v.
@@ -82,6 +86,8 @@ func New(v *versions.Store, opts Options) (*Store, error) {
 	}
 	s.footers = cache.New[string, *fileMeta](opts.FooterCacheBytes, nil)
 	s.footers.UseBudget(opts.Budget)
+	s.matches = cache.New[string, *Matches](opts.MatchCacheBytes, nil)
+	s.matches.UseBudget(opts.Budget)
 	return s, nil
 }
 

@@ -32,7 +32,7 @@ from harness import venv  # noqa: E402
 
 SCALES = {
     "quick": dict(small_rows=(200_000, 800_000), large_rows=(1_500, 1_500), runs=3,
-                  small=dict(warmup=20, measure=2_000), large=dict(warmup=3, measure=40),
+                  small=dict(warmup=20, measure=8_000), large=dict(warmup=3, measure=400),
                   max_secs=2, min_steps=10, ceiling_batches=dict(small=5_000, large=150), iperf_s=1, timeout=240,
                   ids_steps=10),
     "full": dict(small_rows=(1_000_000, 4_000_000), large_rows=(10_485, 10_485), runs=5,
@@ -243,7 +243,10 @@ def scaling(h, ld, wl, params, world):
     over it."""
     import tempfile
 
+    from harness.servers import free_port
+
     sc = h.scale[wl.name]
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="weft-w4-") as barrier, ld.serving(h, wl, params) as served:
         procs = []
         for rank in range(world):
@@ -251,7 +254,7 @@ def scaling(h, ld, wl, params, world):
                     "mode": "scale", "scale": h.mode, "rank": rank, "world": world, "barrier": barrier,
                     "warmup": sc["warmup"], "secs": h.scale["max_secs"] * 2, "server_pids": served.pids}
             env = {"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank),
-                   "LOCAL_WORLD_SIZE": str(world)}
+                   "LOCAL_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
             procs.append(spawn_worker(h, spec, env))
         ranks = [collect(h, p, f"{ld.name} W={world} rank {r}") for r, p in enumerate(procs)]
     errs = [r["error"] for r in ranks if "error" in r]
@@ -278,7 +281,7 @@ def summarize(vals):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--quick", action="store_true", help="scaled-down data, 3 runs (< 5 min on 2 cores)")
+    g.add_argument("--quick", action="store_true", help="scaled-down data, 3 runs (about 12 min on 2 cores)")
     g.add_argument("--full", action="store_true", help="the issue's scale: 1 M + 4 M small rows, ~2 GB large")
     ap.add_argument("--out", default=str(REPO / "bench"), help="where results.md, results.json and PNGs go")
     ap.add_argument("--runs", type=int, help="runs per loader (default 3 quick, 5 full)")

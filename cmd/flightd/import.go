@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/importers"
 	"github.com/weftdata/weft/tables"
@@ -125,6 +126,8 @@ func importCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return exitFail
 		}
 	}
+	// Video rows must name frames of their media, as for a put.
+	opt.AppendCheck = episodes.AppendCheck(ts)
 	im, err := importers.New(ts, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "flightd import: %v\n", err)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -32,10 +33,13 @@ type serveConfig struct {
 	metricsAddr string
 	logLevel    string
 	logFormat   string
-	flight      flight.Options
-	mix         mix.Options
-	tables      tables.Options
-	versions    versions.Options
+	// cpuProfile, if set, is where a CPU profile of the whole serve is
+	// written (runtime/pprof) when it ends.
+	cpuProfile string
+	flight     flight.Options
+	mix        mix.Options
+	tables     tables.Options
+	versions   versions.Options
 	// memoryLimit bounds the process: the memory budget (membudget) is
 	// memoryLimit minus runtimeOverhead, and the Go runtime's soft memory
 	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom.
@@ -85,6 +89,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics, and /healthz and /readyz, over HTTP on `HOST:PORT` (off by default; port 0 picks a free port; the log line \"serving metrics\" names it); they have no authentication: keep them on loopback or a monitoring network")
 	fs.StringVar(&cfg.logLevel, "log-level", cfg.logLevel, "log `level`: debug, info, warn or error")
 	fs.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "log `format`: text or json (one object per line), on stderr")
+	fs.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the server to `FILE` when it stops (go tool pprof FILE)")
 
 	sizeVar(fs, &cfg.flight.MaxRecvMessageBytes, "max-message-size", "largest gRPC message accepted, i.e. one DoPut batch (every put leases this much of --memory-limit while it runs; clients send pieces of 16MiB): a `SIZE` like 64MiB, 64KiB or 1048576")
 	size64Var(fs, &cfg.flight.BatchBytes, "scan-batch-size", "target `SIZE` of one DoGet batch; keep it under 4MiB, gRPC clients' default limit")
@@ -194,6 +199,22 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	cfg.flight.Logger, cfg.mix.Logger, cfg.tables.Logger, cfg.versions.Logger = log, log, log, log
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return usageErr("--cpu-profile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return usageErr("--cpu-profile: %v", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Warn("write the CPU profile", "file", cfg.cpuProfile, "err", err)
+			}
+		}()
+	}
 	budget, err := cfg.budget()
 	if err != nil {
 		return usageErr("%v", err)

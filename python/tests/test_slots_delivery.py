@@ -204,6 +204,34 @@ def test_zero_copy_mode_and_release(small):
     assert set(glob.glob(RINGS)) - before == set()
 
 
+def test_another_user_cannot_open_the_ring(small):
+    """The ring is the server's user's only: a process of another uid
+    cannot open it (run as root here: the child drops to nobody; as
+    another user the mode bits are what the zero-copy test checks)."""
+    if os.geteuid() != 0:
+        msg = "not root: cannot run a child as another uid; the 0600 mode is checked by test_zero_copy_mode_and_release"
+        print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
+        pytest.skip(msg)
+    small = weft.Recipe(seed=small.seed, batch_size=small.batch_size, components=small.components, steps=300)
+    before = set(glob.glob(RINGS))
+    with weft.TrainLoader(small, delivery="auto", prefetch=1) as loader:
+        it = iter(loader)  # kept: a dropped iterator ends the exchange
+        next(it)
+        need_shm(loader.delivery)
+        (ring,) = set(glob.glob(RINGS)) - before
+        probe = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+            import os, sys
+            os.setgid(65534); os.setuid(65534)
+            try:
+                open({ring!r}, "rb").close()
+            except PermissionError:
+                sys.exit(3)
+            sys.exit(0)
+        """)], capture_output=True, text=True)
+        assert probe.returncode == 3, f"uid 65534 opened {ring}: rc {probe.returncode} {probe.stderr}"
+        assert open(ring, "rb").read(1) is not None  # and its owner can
+
+
 def test_resume_equals_flight(small):
     _, _, whole = read(small, "flight")
     loader = weft.TrainLoader(small, delivery="auto")

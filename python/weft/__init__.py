@@ -17,7 +17,8 @@ resume exactly on any number of ranks::
 
 from typing import TYPE_CHECKING, Any
 
-from ._client import Client, Commit, Connection, Project, Ref, ScanPlan, ScanRequest, Table
+from ._client import (Client, Commit, Connection, Project, Ref, ScanPlan, ScanRequest, Shard, Shards, Table,
+                      compute_shards)
 from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, PermissionDenied, ServerError, TransformError,
                       Unauthenticated, Unavailable, WeftError)
 from ._recipe import Component, Recipe, Rows, ShuffleConfig, Video, Window, Windows, World
@@ -31,10 +32,11 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "Aborted", "AlreadyExists", "Checkpoints", "Client", "Commit", "Component", "Connection", "InvalidArgument", "NotFound",
-    "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanLoader", "ScanPlan", "ScanRequest", "ServerError",
-    "ShuffleConfig", "Table", "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftError",
-    "Window", "Windows", "World", "fixed_size_binary", "to_tensors",
+    "Aborted", "AlreadyExists", "Checkpoints", "Client", "Commit", "Component", "Connection", "InvalidArgument",
+    "NotFound", "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanLoader", "ScanPlan",
+    "ScanRequest", "ServerError", "Shard", "Shards", "ShuffleConfig", "Table", "TrainLoader", "TransformError",
+    "Unauthenticated", "Unavailable", "Video", "WeftError", "Window", "Windows", "World", "compute_shards",
+    "fixed_size_binary", "to_tensors",
 ]
 
 _TORCH = {"Checkpoints": "_checkpoints", "ScanLoader": "_scan", "ScanDataset": "_torch", "TrainLoader": "_torch",

@@ -572,9 +572,17 @@ class Table:
                     break
         return out
 
-    def scan_request(self, columns: Optional[Sequence[str]] = None, windows: Any = None) -> "ScanRequest":
+    def scan_request(self, columns: Optional[Sequence[str]] = None, windows: Any = None,
+                     filter: Optional[str] = None) -> "ScanRequest":
         """A scan of the table at the ref, with ``columns`` in that order
         (all when None): pass it to ``weft.ScanDataset`` or ``.read()`` it.
+
+        ``filter`` keeps only the rows that match an expression such as
+        ``"success = false AND episode >= 100"`` (docs/python.md,
+        "Filters": comparisons, AND/OR/NOT, IN, IS [NOT] NULL, BETWEEN,
+        LIKE 'prefix%'), evaluated on the server with SQL's null rules;
+        row groups whose statistics rule out a match are never read. A bad
+        filter raises ``weft.InvalidArgument`` naming the byte position.
 
         ``windows`` (``weft.Windows({key: weft.Video(...) | weft.Rows(...)})``
         or a plain dict of them) makes a windowed scan: every row, in order,
@@ -590,8 +598,11 @@ class Table:
                     raise InvalidArgument(f"scan_request: windows is a {type(windows).__name__}; "
                                           "give weft.Windows({key: weft.Video(...) | weft.Rows(...)})")
                 windows = Windows(windows)
+        if filter is not None and not isinstance(filter, str):
+            raise InvalidArgument(f"scan_request: filter is a {type(filter).__name__}; give a string such as "
+                                  "\"success = false AND episode >= 100\"")
         return ScanRequest(self.client, self.project, self.ref.name, self.name,
-                           None if columns is None else list(columns), windows)
+                           None if columns is None else list(columns), windows, filter or None)
 
     def read(self, columns: Optional[Sequence[str]] = None) -> pa.Table:
         """The whole table at the ref as one pyarrow Table, rows in ordinal order."""
@@ -610,6 +621,8 @@ class ScanPlan:
     tickets: tuple[bytes, ...]
     windows: Optional[dict[str, Any]] = None
     step_rows: int = 0
+    filter: Optional[str] = None  # the canonical filter, for filtered scans
+    shard_rows: Optional[tuple[int, ...]] = None  # rows of each endpoint, for balanced shards
 
 
 @dataclass
@@ -622,21 +635,46 @@ class ScanRequest:
     table: str
     columns: Optional[list[str]] = None
     windows: Any = None  # weft.Windows, or None: a plain scan
+    filter: Optional[str] = None  # a filter expression, or None: every row
 
-    def command(self) -> dict[str, Any]:
+    def command(self, shards: Optional[int] = None, balanced: bool = False) -> dict[str, Any]:
         scan: dict[str, Any] = {"project": self.project, "ref": self.ref, "table": self.table}
         if self.columns is not None:
             scan["columns"] = self.columns
         if self.windows is not None:
             scan["windows"] = self.windows.to_json()
+        if self.filter is not None:
+            scan["filter"] = self.filter
+        if shards is not None:
+            scan["shards"] = shards
+        if balanced:
+            scan["balanced"] = True
         return {"scan": scan}
 
-    def plan(self) -> ScanPlan:
-        """Plans the scan now: pins the ref's current commit."""
-        info = self.client.command_info(self.command(), f"scan of table {self.table!r}")
+    def plan(self, shards: Optional[int] = None, balanced: bool = False) -> ScanPlan:
+        """Plans the scan now: pins the ref's current commit. With
+        ``shards`` (or ``balanced``) its endpoints are balanced shards
+        (``shards()``)."""
+        info = self.client.command_info(self.command(shards, balanced), f"scan of table {self.table!r}")
         meta = json.loads(info.app_metadata) if info.app_metadata else {}
+        rows = meta.get("shard_rows")
         return ScanPlan(meta.get("commit", ""), info.schema, info.total_records,
-                        tuple(ep.ticket.ticket for ep in info.endpoints), meta.get("windows"), meta.get("step_rows", 0))
+                        tuple(ep.ticket.ticket for ep in info.endpoints), meta.get("windows"), meta.get("step_rows", 0),
+                        meta.get("filter"), None if rows is None else tuple(rows))
+
+    def shards(self, n: Optional[int] = None) -> "Shards":
+        """The scan's rows (its matching rows, with a filter) in ``n``
+        shards whose row counts differ by at most one, computed on the
+        server from the filter's matches (not from file sizes), in row
+        order, every row in exactly one; ``n`` None lets the server choose
+        (about one per ``--scan-endpoint-size`` of rows). Pins the ref's
+        commit now. Give them to ``weft.ScanDataset(scan, shards=…)``."""
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise InvalidArgument(f"shards: n {n!r} must be a positive integer (or None: the server chooses)")
+        if self.windows is not None:
+            raise InvalidArgument("shards: a windowed scan has no shards (yet)")
+        plan = self.plan(shards=n, balanced=n is None)
+        return Shards(self, plan)
 
     def read(self) -> pa.Table:
         """The scan as one pyarrow Table, rows in ordinal order. A windowed
@@ -684,6 +722,59 @@ class ScanRequest:
         from ._scan import to_iterable_dataset
 
         return to_iterable_dataset(self, shuffle, **kw)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One balanced shard of a scan: its ``rows`` and the ticket that
+    streams them."""
+
+    index: int
+    rows: int
+    ticket: bytes
+
+
+class Shards(Sequence[Shard]):
+    """A scan's balanced shards (``scan.shards()``, ``weft.compute_shards``):
+    a sequence of ``Shard`` pinned to one commit, whose row counts differ
+    by at most one and add up to ``total_records``."""
+
+    def __init__(self, scan: "ScanRequest", plan: ScanPlan):
+        self.scan, self.plan = scan, plan
+        rows = plan.shard_rows or ()
+        self._shards = tuple(Shard(i, r, t) for i, (r, t) in enumerate(zip(rows, plan.tickets)))
+
+    @property
+    def commit(self) -> str:
+        return self.plan.commit
+
+    @property
+    def total_records(self) -> int:
+        return self.plan.total_records
+
+    def __len__(self) -> int:
+        return len(self._shards)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._shards[i]
+
+    def __repr__(self) -> str:
+        return f"Shards({len(self)} of {sorted(set(s.rows for s in self._shards))} rows, commit {self.commit[:12]})"
+
+    def read(self) -> pa.Table:
+        """Every shard's rows, in order, as one pyarrow Table."""
+        tables = [read_ticket(self.scan.client, s.ticket) for s in self._shards]
+        return pa.concat_tables(tables) if tables else self.plan.schema.empty_table()
+
+
+def compute_shards(scan: "ScanRequest", n: int) -> Shards:
+    """``scan.shards(n)``: ``n`` balanced shards of the scan (row counts
+    within one of each other), e.g. ``world_size × num_workers`` of them."""
+    if not isinstance(scan, ScanRequest):
+        raise InvalidArgument(f"compute_shards: scan is a {type(scan).__name__}; give table.scan_request(...)")
+    if n is None:
+        raise InvalidArgument("compute_shards: give n, the number of shards (scan.shards() lets the server choose)")
+    return scan.shards(n)
 
 
 def read_ticket(client: Client, ticket: bytes) -> pa.Table:

@@ -212,12 +212,18 @@ class Component:
     same mix); ``columns`` defaults to every column of the first component's
     table, and every component must serve the same columns with the same
     types. ``windows``: ``weft.Windows({key: weft.Video(...) | weft.Rows(...)})``
-    (or a plain dict of them): frames or rows around each row's moment."""
+    (or a plain dict of them): frames or rows around each row's moment.
+    ``filter``: only the table's rows that match it (the language of
+    ``table.scan_request(filter=…)``); the component then is those rows, in
+    ordinal order, at the pinned commit, so shares, rank invariance and
+    resume hold as for a table of just those rows (``_row`` still names the
+    row's ordinal in the table)."""
 
     table: Table
     windows: Any = None
     weight: float = 1.0
     columns: Optional[Sequence[str]] = None
+    filter: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.table, Table):
@@ -234,6 +240,9 @@ class Component:
         if not math.isfinite(self.weight):
             raise InvalidArgument(f"Component {self.table.name!r}: weight {self.weight!r} is not finite; "
                                   "give a positive finite number")
+        if self.filter is not None and not isinstance(self.filter, str):
+            raise InvalidArgument(f"Component {self.table.name!r}: filter is a {type(self.filter).__name__}; "
+                                  "give a string such as \"success = false AND episode >= 100\"")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"project": self.table.project, "ref": self.table.ref.name,
@@ -242,6 +251,8 @@ class Component:
             out["columns"] = list(self.columns)
         if self.windows is not None:
             out["windows"] = self.windows.to_json()
+        if self.filter:
+            out["filter"] = self.filter
         return out
 
 

@@ -45,6 +45,13 @@ class ScanDataset(IterableDataset):
     A table has one endpoint per ``--scan-endpoint-size`` of Parquet (128 MiB
     by default), so a small table may leave some readers without rows.
 
+    ``shards`` (``scan.shards()``, ``weft.compute_shards(scan, n)`` or a
+    number of shards) balances them instead: reader ``me`` of
+    ``R = world_size × num_workers`` reads the consecutive shards
+    ``[me·n/R, (me+1)·n/R)``, so with ``n`` a multiple of ``R`` every reader
+    gets the same number of rows within one (a filter's matching rows,
+    counted on the server), each exactly once.
+
     A windowed scan (``table.scan_request(columns, windows=weft.Windows(...))``)
     yields the same rows, each with its windows as a ``TrainLoader`` gives
     them for that row: ``K`` and ``K_is_pad`` per window key (video windows
@@ -53,7 +60,7 @@ class ScanDataset(IterableDataset):
     """
 
     def __init__(self, scan: ScanRequest, batch_size: int = 1024, *, world: Optional[World] = None,
-                 drop_last: bool = False, decode_threads: Optional[int] = None):
+                 drop_last: bool = False, decode_threads: Optional[int] = None, shards: Any = None):
         if not isinstance(scan, ScanRequest):
             raise InvalidArgument(f"ScanDataset: scan is a {type(scan).__name__}; give table.scan_request(columns)")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -64,7 +71,21 @@ class ScanDataset(IterableDataset):
         self.scan, self.batch_size, self.drop_last = scan, batch_size, drop_last
         self.decode_threads = decode_threads
         self.world = resolve_world(world)
-        self.plan = scan.plan()
+        from ._client import Shards
+
+        if shards is None:
+            self.shards: Optional[Shards] = None
+            self.plan = scan.plan()
+        else:
+            if isinstance(shards, bool) or not isinstance(shards, (int, Shards)):
+                raise InvalidArgument(f"ScanDataset: shards is a {type(shards).__name__}; give scan.shards(), "
+                                      "weft.compute_shards(scan, n) or a number of shards")
+            if isinstance(shards, int):
+                shards = scan.shards(shards)
+            elif shards.scan.command() != scan.command():
+                raise InvalidArgument("ScanDataset: the shards are of another scan (other table, columns or filter)")
+            self.shards = shards
+            self.plan = shards.plan
 
     @property
     def commit(self) -> str:
@@ -75,11 +96,21 @@ class ScanDataset(IterableDataset):
         return self.plan.schema
 
     def tickets(self) -> list[bytes]:
-        """This reader's endpoints: by rank, then by DataLoader worker."""
+        """This reader's endpoints: by rank, then by DataLoader worker.
+        With balanced shards, reader ``me`` of ``R`` takes the consecutive
+        shards ``[me·n/R, (me+1)·n/R)``: when ``R`` divides ``n`` every
+        reader gets the same number of rows within one."""
         info = get_worker_info()
         workers, worker = (info.num_workers, info.id) if info is not None else (1, 0)
         readers = self.world.world_size * workers
         me = self.world.rank * workers + worker
+        if self.shards is not None:
+            n = len(self.shards)
+            if n % readers:
+                raise InvalidArgument(f"ScanDataset: {n} shards do not split evenly over {readers} readers "
+                                      f"({self.world.world_size} ranks × {workers} DataLoader workers); "
+                                      f"give weft.compute_shards(scan, {readers}) or a multiple of it")
+            return [s.ticket for s in self.shards[me * n // readers:(me + 1) * n // readers]]
         return [t for i, t in enumerate(self.plan.tickets) if i % readers == me]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

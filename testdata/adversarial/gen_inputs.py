@@ -177,7 +177,10 @@ for name, cols, code in [
 ]:
     cmd(f"scan {name}", raw({"scan": dict(SCAN, columns=cols)}), code)
 cmd("scan columns 10k unknown", '{"scan": {"project": "adv", "ref": "main", "table": "t", "columns": [{{rep:9999:"nope", }}"nope"]}}')
-cmd("scan unknown field", raw({"scan": dict(SCAN, filter="id > 1")}))
+cmd("scan unknown field", raw({"scan": dict(SCAN, where="id > 1")}))
+for fname, f in (("syntax", "id >"), ("unknown column", "nope = 1"), ("type", "id = 'x'"), ("deep", "(" * 5000 + "id = 1" + ")" * 5000),
+                 ("number", 7), ("null byte", "id = 1\u0000"), ("huge in", "id IN (" + ",".join(["1"] * 20000) + ")")):
+    cmd(f"scan filter {fname}", raw({"scan": dict(SCAN, filter=f)}))
 cmd("scan with world_size", raw({"scan": SCAN, "world_size": 1}))
 cmd("scan with run", raw({"scan": SCAN, "run": "{{run}}"}))
 cmd("scan with start_step", raw({"scan": SCAN, "start_step": 1}))
@@ -225,7 +228,8 @@ recipe("components list of lists", dict(R, components=[[]]))
 recipe("components list of strings", dict(R, components=["adv/t"]))
 cmd("recipe components 100000", '{"recipe": {"seed": 1, "batch_size": 4, "components": [{{rep:99999:{"project": "adv", "table": "t"}, }}{"project": "adv", "table": "t"}]}}')
 recipe("component empty", dict(R, components=[{}]), calls=("info", "schema"))
-recipe("component unknown field", dict(R, components=[dict(COMP, filter="x")]))
+recipe("component unknown field", dict(R, components=[dict(COMP, where="x")]))
+recipe("component bad filter", dict(R, components=[dict(COMP, filter="id >")]))
 for f in ("project", "table"):
     recipe(f"component missing {f}", dict(R, components=[{k: v for k, v in COMP.items() if k != f}]))
     for vname, v in NOT_STRINGS.items():
