@@ -1,5 +1,5 @@
 // Package importers turns datasets in other formats (WebDataset tar
-// shards, MosaicML Streaming MDS; Hugging Face datasets and LeRobot later)
+// shards, MosaicML Streaming MDS, Hugging Face datasets; LeRobot later)
 // into Weft tables: each import is ONE commit on a branch, covering every
 // table it writes, or nothing at all.
 //
@@ -15,7 +15,9 @@
 //   - A Writer is the sink a format writes into: Table(name, schema) gives
 //     a TableWriter to which the format pushes record batches; they are
 //     streamed into Parquet data files as they come (a file at most
-//     Options.FileBytes of Arrow data; never the dataset in memory).
+//     Options.FileBytes of Arrow data; never the dataset in memory: a
+//     table holds the row group being written and that of the file
+//     before, which finishes in the background).
 //     PutMedia stores media objects. Nothing is visible until the Importer
 //     commits every table's files in one commit (tables.Store.CommitFiles).
 //     A failure, a cancelled context or a killed process leaves the branch
@@ -23,7 +25,7 @@
 //     and, after a kill, by gc (package gc) once its grace period has
 //     passed, like those of any interrupted put.
 //   - A Format reads a Source and writes a Writer; a Registry finds formats
-//     by name (DefaultRegistry: "wds", "mds"; "hf" and "lerobot" answer
+//     by name (DefaultRegistry: "wds", "mds", "hf"; "lerobot" answers
 //     ErrNotImplemented).
 //   - An Importer runs one Request: open the source, look up the format,
 //     import, commit. Progress (files, rows, bytes, rate, ETA) is reported

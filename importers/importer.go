@@ -90,12 +90,9 @@ func NewRegistry(formats ...Format) *Registry {
 	return r
 }
 
-// DefaultRegistry holds every built-in format: wds, mds, lerobot, and hf
-// (not implemented yet: ErrNotImplemented).
+// DefaultRegistry holds every built-in format: wds, mds, hf and lerobot.
 func DefaultRegistry() *Registry {
-	return NewRegistry(WebDataset{}, MDS{},
-		Unimplemented("hf", "Hugging Face datasets (save_to_disk and Hub Parquet layouts)"),
-		LeRobot{})
+	return NewRegistry(WebDataset{}, MDS{}, HF{}, LeRobot{})
 }
 
 // Names lists the registered formats, sorted.
@@ -145,10 +142,12 @@ type Options struct {
 	Now func() time.Time
 }
 
-// DefaultOptions: 512 MiB data files, 12 h per import, progress every 2 s,
-// local sources allowed (the CLI; the server sets Source from its flags).
+// DefaultOptions: 128 MiB data files (a table's next file is written
+// while the last finishes: see TableWriter), 12 h per import, progress
+// every 2 s, local sources allowed (the CLI; the server sets Source from
+// its flags).
 func DefaultOptions() Options {
-	return Options{Source: SourceOptions{LocalAllowed: true}, FileBytes: 512 << 20, MaxDuration: 12 * time.Hour, ProgressEvery: 2 * time.Second}
+	return Options{Source: SourceOptions{LocalAllowed: true}, FileBytes: 128 << 20, MaxDuration: 12 * time.Hour, ProgressEvery: 2 * time.Second}
 }
 
 // Validate reports an unusable option.

@@ -131,7 +131,7 @@ func (w *Writer) finish() ([]*tables.PendingFile, map[versions.TableName]int64, 
 	var errs []error
 	for _, t := range w.mu.order {
 		tw := w.mu.tables[t]
-		errs = append(errs, tw.endFile())
+		errs = append(errs, tw.flush())
 		files = append(files, tw.files...)
 		rows[t] = tw.rows
 	}
@@ -158,12 +158,13 @@ func (w *Writer) sourceVersion() string {
 
 // TableWriter streams one table's batches into data files.
 type TableWriter struct {
-	w      *Writer
-	t      versions.TableName
-	schema *arrow.Schema
-	rows   int64
-	files  []*tables.PendingFile
-	cur    *fileRun // the data file being written; nil between files
+	w       *Writer
+	t       versions.TableName
+	schema  *arrow.Schema
+	rows    int64
+	files   []*tables.PendingFile
+	cur     *fileRun   // the data file being written; nil between files
+	closing []*fileRun // ended files still finishing, oldest first
 }
 
 // Name is the table's name.
@@ -230,7 +231,8 @@ func (tw *TableWriter) startFile(ctx context.Context) *fileRun {
 	rr := &chanReader{ctx: ctx, schema: tw.schema, ch: run.ch}
 	go func() {
 		defer close(run.done)
-		var wo tables.WriteOptions
+		// Imported media (JPEG, PNG, audio) is compressed already.
+		wo := tables.WriteOptions{SkipIncompressible: true}
 		if tw.w.check != nil {
 			wo.Check, run.err = tw.w.check(ctx, tw.w.p, tw.t, tw.schema)
 		}
@@ -242,14 +244,33 @@ func (tw *TableWriter) startFile(ctx context.Context) *fileRun {
 	return run
 }
 
-// endFile closes the current data file and keeps it for the commit.
+// maxClosing bounds the data files of a table that finish (their
+// buffered row group encoded, their upload or fsync completed) in the
+// background while the next file is written.
+const maxClosing = 1
+
+// endFile closes the current data file. It finishes in the background
+// while the format goes on into the next file; once more than maxClosing
+// are finishing, endFile waits for the oldest.
 func (tw *TableWriter) endFile() error {
-	run := tw.cur
-	if run == nil {
-		return nil
+	if run := tw.cur; run != nil {
+		tw.cur = nil
+		close(run.ch)
+		tw.closing = append(tw.closing, run)
 	}
-	tw.cur = nil
-	close(run.ch)
+	for len(tw.closing) > maxClosing {
+		if err := tw.collect(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collect waits for the oldest closing file and keeps it for the commit
+// (files stay in the order they were started).
+func (tw *TableWriter) collect() error {
+	run := tw.closing[0]
+	tw.closing = tw.closing[1:]
 	<-run.done
 	run.cancel()
 	if run.err != nil {
@@ -259,17 +280,29 @@ func (tw *TableWriter) endFile() error {
 	return nil
 }
 
-// stop cancels the current data file, if any.
-func (tw *TableWriter) stop() {
-	run := tw.cur
-	if run == nil {
-		return
+// flush ends the current file and waits for every closing one.
+func (tw *TableWriter) flush() error {
+	err := tw.endFile()
+	for err == nil && len(tw.closing) > 0 {
+		err = tw.collect()
 	}
-	tw.cur = nil
-	run.cancel()
-	<-run.done
-	if run.res != nil {
-		tw.files = append(tw.files, run.res)
+	return err
+}
+
+// stop cancels the current data file and every closing one, and keeps
+// those that were stored anyway (for the caller to discard).
+func (tw *TableWriter) stop() {
+	runs := tw.closing
+	if tw.cur != nil {
+		runs = append(runs, tw.cur)
+	}
+	tw.cur, tw.closing = nil, nil
+	for _, run := range runs {
+		run.cancel()
+		<-run.done
+		if run.res != nil {
+			tw.files = append(tw.files, run.res)
+		}
 	}
 }
 

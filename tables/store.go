@@ -195,6 +195,12 @@ type WriteOptions struct {
 	// Check, if set, is called for every batch, in order, before the batch
 	// is written (see AppendOptions.Check).
 	Check BatchCheck
+	// SkipIncompressible stores uncompressed each binary column (top
+	// level or in a struct) whose values in the first batch zstd does not
+	// shrink by 10 % (JPEG, PNG, MP4, random bytes): compressing them
+	// again costs a core per ~150 MB/s for nothing. Readers see the codec
+	// per column chunk, as Parquet allows; nothing else changes.
+	SkipIncompressible bool
 }
 
 // PendingFile is a data file that WriteFile stored and no commit names
@@ -270,7 +276,7 @@ func (s *Store) WriteFile(ctx context.Context, p versions.ProjectName, b version
 		}
 		return nil
 	}
-	file, err := s.writeFile(ctx, p, t, schema, recs, check)
+	file, err := s.writeFile(ctx, p, t, schema, recs, check, opts.SkipIncompressible)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +391,8 @@ const pageBytes = 128 << 10
 // batch (1,024 values by default), so wide rows get a smaller batch: pages
 // stay near the pageBytes target (at least one value), and readers can
 // fetch a few rows of 100 KiB images without reading ~100 MB pages.
-func (s *Store) writerProps(bytesPerRow int64) *parquet.WriterProperties {
+// Columns named in uncompressed (Parquet paths) are not compressed.
+func (s *Store) writerProps(bytesPerRow int64, uncompressed []string) *parquet.WriterProperties {
 	batch := min(parquet.DefaultWriteBatchSize, max(1, pageBytes/bytesPerRow))
 	opts := []parquet.WriterProperty{
 		parquet.WithBatchSize(batch),
@@ -400,12 +407,15 @@ func (s *Store) writerProps(bytesPerRow int64) *parquet.WriterProperties {
 	if s.opts.CompressionLevel != 0 {
 		opts = append(opts, parquet.WithCompressionLevel(s.opts.CompressionLevel))
 	}
+	for _, c := range uncompressed {
+		opts = append(opts, parquet.WithCompressionFor(c, compress.Codecs.Uncompressed))
+	}
 	return parquet.NewWriterProperties(opts...)
 }
 
 // writeFile streams recs as one Parquet file into the bucket.
 // check runs on every batch before it is written.
-func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema, recs array.RecordReader, check batchCheck) (versions.DataFile, error) {
+func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t versions.TableName, schema *arrow.Schema, recs array.RecordReader, check batchCheck, skipIncompressible bool) (versions.DataFile, error) {
 	path := dataPath(t)
 	key := versions.DataFileKey(p, path)
 	ctx, cancel := context.WithCancel(ctx)
@@ -420,7 +430,7 @@ func (s *Store) writeFile(ctx context.Context, p versions.ProjectName, t version
 		putErr <- err
 	}()
 
-	rows, groups, err := s.encode(ctx, schema, recs, counter, check)
+	rows, groups, err := s.encode(ctx, schema, recs, counter, check, skipIncompressible)
 	pw.CloseWithError(err) // nil: EOF, so Put completes; else Put aborts
 	if perr := <-putErr; err == nil && perr != nil {
 		err = fmt.Errorf("store data file %s: %w", key, perr)
@@ -455,7 +465,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // encode writes recs as Parquet to w and returns the row count and the row
 // groups' sizes. Row groups end at RowGroupRows rows or RowGroupBytes bytes.
 // check, if not nil, runs on every non-empty batch before it is written.
-func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.RecordReader, w io.Writer, check batchCheck) (int64, []int64, error) {
+// With skipIncompressible, the first batch decides which binary columns
+// are stored uncompressed (incompressibleColumns).
+func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.RecordReader, w io.Writer, check batchCheck, skipIncompressible bool) (int64, []int64, error) {
 	sink := &switchWriter{w: w}
 	// The writer is made at the first rows, whose width sets how many
 	// values pqarrow writes between page-size checks.
@@ -490,7 +502,11 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 		}
 		bytesPerRow := max(1, RecordBytes(rec)/n)
 		if fw == nil {
-			fw, failed = pqarrow.NewFileWriter(schema, sink, s.writerProps(bytesPerRow), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
+			var uncompressed []string
+			if skipIncompressible {
+				uncompressed = incompressibleColumns(schema, rec)
+			}
+			fw, failed = pqarrow.NewFileWriter(schema, sink, s.writerProps(bytesPerRow, uncompressed), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
 			if failed != nil {
 				failed = fmt.Errorf("%w: %w", ErrBadSchema, failed)
 				break

@@ -438,7 +438,9 @@ class Table:
         """Imports a dataset into this table as ONE commit on the branch, run
         by the server (bucket -> flightd -> bucket; nothing passes through this
         process), and returns the commit id. ``format`` is ``"wds"``
-        (WebDataset), ``"mds"`` (MosaicML Streaming); ``source`` an
+        (WebDataset), ``"mds"`` (MosaicML Streaming), ``"hf"`` (Hugging Face
+        datasets: save_to_disk or Hub Parquet; ``split="train"`` or
+        ``splits="table"|"column"``); ``source`` an
         ``s3://BUCKET/PREFIX[/PATTERN]`` URL or a directory under the server's
         ``--import-root``. ``options`` are the format's (README, Imports), e.g.
         ``pickle="bytes"``. The server needs write access to the project.
