@@ -212,7 +212,7 @@ class WeftDataSource(DataSource):
         return "weft"
 
     def schema(self) -> StructType:
-        return spark_schema(_Source(self.options).arrow_schema())
+        return spark_schema(_Source(dict(self.options)).arrow_schema())
 
     def reader(self, schema: StructType) -> "WeftReader":
         return WeftReader(dict(self.options), schema)
@@ -251,7 +251,7 @@ class WeftReader(DataSourceReader):
         start = src.start_step
         end = src.end_step if src.end_step is not None else int(record["steps"])
         k = src.steps_per_partition or max(1, end - start)
-        out = []
+        out: list[InputPartition] = []
         for a in range(start, end, k):
             b = min(a + k, end)
             if (a, b) != (start, end) or not eps:
