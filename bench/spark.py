@@ -42,7 +42,7 @@ def table(first: int, n: int) -> pa.Table:
     return pa.table({
         "id": ids,
         "episode": pc.divide(ids, 1000),
-        "reward": pc.multiply(pc.cast(pc.bit_wise_and(ids, 255), pa.float64()), 0.5),
+        "reward": pc.multiply(pc.cast(pc.bit_wise_and(pc.multiply(ids, 2654435761), 0xFFFFFF), pa.float64()), 0.5),
         "task": pc.binary_join_element_wise("task-", pc.cast(pc.bit_wise_and(ids, 63), pa.string()), ""),
         "obs": pa.FixedSizeListArray.from_arrays(pc.cast(pc.bit_wise_and(
             pa.array(range(4 * first, 4 * (first + n)), pa.int64()), 1023), pa.float32()), 4),
@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--endpoint-size", default="8MiB", help="flightd --scan-endpoint-size: Spark's partitions")
+    ap.add_argument("--endpoint-size", default="1MiB", help="flightd --scan-endpoint-size: Spark's partitions")
     ap.add_argument("--out", default=str(REPO / "bench" / "spark-results.md"))
     args = ap.parse_args()
 
