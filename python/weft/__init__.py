@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ._checkpoints import Checkpoints
     from ._convert import fixed_size_binary, to_tensors
     from ._scan import ScanLoader
+    from ._spark import WeftDataSource
     from ._torch import ScanDataset, TrainLoader
 
 __version__ = "0.1.0"
@@ -35,16 +36,17 @@ __all__ = [
     "Aborted", "AlreadyExists", "Checkpoints", "Client", "Commit", "Component", "Connection", "InvalidArgument",
     "NotFound", "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanLoader", "ScanPlan",
     "ScanRequest", "ServerError", "Shard", "Shards", "ShuffleConfig", "Table", "TrainLoader", "TransformError",
-    "Unauthenticated", "Unavailable", "Video", "WeftError", "Window", "Windows", "World", "compute_shards",
-    "fixed_size_binary", "to_tensors",
+    "Unauthenticated", "Unavailable", "Video", "WeftDataSource", "WeftError", "Window", "Windows", "World",
+    "compute_shards", "fixed_size_binary", "to_tensors",
 ]
 
 _TORCH = {"Checkpoints": "_checkpoints", "ScanLoader": "_scan", "ScanDataset": "_torch", "TrainLoader": "_torch",
-          "to_tensors": "_convert", "fixed_size_binary": "_convert"}
+          "to_tensors": "_convert", "fixed_size_binary": "_convert", "WeftDataSource": "_spark"}
 
 
 def __getattr__(name: str) -> Any:
-    # The torch parts load on first use, so writing tables needs no torch.
+    # The torch parts load on first use, so writing tables needs no torch
+    # (and the Spark data source needs pyspark only when used).
     if name in _TORCH:
         import importlib
 

@@ -709,6 +709,16 @@ class ScanRequest:
         tables = [read_ticket(self.client, t) for t in plan.tickets]
         return pa.concat_tables(tables) if tables else plan.schema.empty_table()
 
+    def to_arrow_reader(self) -> pa.RecordBatchReader:
+        """The scan as a ``pyarrow.RecordBatchReader`` that streams from the
+        server, endpoint after endpoint (rows in ordinal order; a windowed
+        scan: one batch per step), planned now (the ref's commit pinned):
+        ``duckdb.sql("select … from reader")`` queries it with no copy
+        through pandas. One pass."""
+        from ._arrow import scan_reader
+
+        return scan_reader(self)
+
     # The seed's scan loaders (python/weft/_scan.py has the contract).
 
     def to_data_loader(self, seed: Optional[int] = None, batch_size: int = 32, transform_fn: Any = None,

@@ -423,6 +423,15 @@ class ScanLoader:
                 raise TransformError(f"transform_fn raised {value[0]} in a map worker; its traceback:\n\n{value[1]}")
             yield value
 
+    def to_arrow_reader(self) -> pa.RecordBatchReader:
+        """This rank's remaining batches (``batch_size`` rows each, with
+        ``_row``) as a ``pyarrow.RecordBatchReader``, without
+        ``transform_fn`` and without tensors: for DuckDB or any Arrow
+        consumer. Reading moves the loader's position as iterating does."""
+        from ._arrow import scan_loader_reader
+
+        return scan_loader_reader(self)
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)

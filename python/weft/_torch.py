@@ -445,6 +445,21 @@ class TrainLoader:
             if self._active is fetch:
                 self._active = None
 
+    def to_arrow_reader(self, step_column: Optional[str] = None) -> pa.RecordBatchReader:
+        """The rank's steps from the next step to the run's end as a
+        ``pyarrow.RecordBatchReader`` (one record batch per step, as the
+        server sent it, with ``_component`` and ``_row``; no transform, no
+        tensors): for DuckDB (``duckdb.sql("select … from reader")``) or any
+        Arrow consumer. It streams, re-plans from the next step when the
+        server goes away (as iteration does), and moves the loader's
+        position: ``state_dict()`` after reading n steps is step + n. With
+        ``step_column``, each batch also has an int64 column of that name
+        holding its step. Video windows are not decoded (their columns are
+        as sent)."""
+        from ._arrow import train_loader_reader
+
+        return train_loader_reader(self, step_column)
+
     def _map_pool(self) -> Optional[cf.ProcessPoolExecutor]:
         if not self.map_workers:
             return None
@@ -815,3 +830,20 @@ class _Prefetcher:
                 raise TransformError(f"transform_fn raised {value[0]} on step {step} in a map worker; "
                                      f"its traceback:\n\n{value[1]}")
             self._put(("batch", self._finish(step, value, None, False)))
+
+
+class _ArrowSteps(_Prefetcher):
+    """The prefetching reader of ``TrainLoader.to_arrow_reader``: hands on
+    each step as the record batch the server sent (no transform, no
+    tensors). A step read from a host slot is copied out of the slot,
+    which then goes back at once (an Arrow consumer may keep batches)."""
+
+    def __init__(self, loader: TrainLoader, start: int):
+        super().__init__(loader, start, None)
+
+    def _stream(self) -> None:
+        for step, batch, slot in self._chunks():
+            if slot is not None:
+                batch = pa.ipc.read_record_batch(batch.serialize(), batch.schema)
+                slot.release()
+            self._put(("batch", (step, batch, None)))
