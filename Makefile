@@ -75,6 +75,7 @@ flightd:
 demo: flightd venv
 	bin/flightd demo
 	$(VENV)/bin/python python/examples/video_demo.py --flightd bin/flightd --clips testdata/video
+	$(VENV)/bin/python python/examples/import_demo.py --flightd bin/flightd --source testdata/lerobot/v30
 
 ## venv: $(VENV) with the weft client (editable), torch (Debian's python3-torch) and the test requirements.
 venv: $(VENV)/.installed
