@@ -148,6 +148,10 @@ func (d *Device) check(cfg video.Config) (int, error) {
 		return 0, fmt.Errorf("%w: %s %dx%d is outside NVDEC's %dx%d..%dx%d", ErrUnsupported, cfg.Codec,
 			cfg.Width, cfg.Height, c.MinWidth, c.MinHeight, c.MaxWidth, c.MaxHeight)
 	}
+	if cfg.Codec == video.AV1 {
+		// cuvidGetDecoderCaps may say yes, but feeding OBUs to the parser is not wired yet
+		return 0, fmt.Errorf("%w: AV1 is not fed to NVDEC yet (CPU path)", ErrUnsupported)
+	}
 	return id, nil
 }
 
