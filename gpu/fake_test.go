@@ -260,4 +260,3 @@ func seq(a, b int) []int {
 	}
 	return o
 }
-
