@@ -312,6 +312,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	lis = ms.start(log, svc.Ping, lis)
 	limit := memoryLimit(cfg)
+	logGPU(ctx, log)
 	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit, "memory_budget", formatBytes(budget.Stats().Total))
 	if err := svc.Serve(ctx, lis); err != nil {
 		log.Error("server failed", "err", err)
