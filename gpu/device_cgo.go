@@ -351,23 +351,45 @@ func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
 // colour rule the stream's signalling gave (its matrix and range; a stream
 // first seen with other colours than assumed is converted again).
 func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst Buffer) (ColorSpec, error) {
+	fb := seg.Config.Width * seg.Config.Height * 3
+	if need := len(want) * fb; dst.Size < need {
+		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB need %d bytes, the buffer has %d", ErrInvalidSegment,
+			len(want), seg.Config.Width, seg.Config.Height, need, dst.Size)
+	}
+	to := make([]uint64, len(want))
+	for i := range to {
+		to[i] = dst.Ptr + uint64(i*fb)
+	}
+	return d.DecodeRGBTo(ctx, seg, want, to)
+}
+
+// DecodeRGBTo is DecodeRGB with each wanted frame's own destination (the
+// frame's place in a step's [B, T, H, W, 3] tensor): a segment shared by
+// several windows is decoded once and each kept frame written where its
+// windows want it (a PTS repeated in want is written to each place).
+func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to []uint64) (ColorSpec, error) {
 	if err := ctx.Err(); err != nil {
 		return ColorSpec{}, err
+	}
+	if len(to) != len(want) {
+		return ColorSpec{}, fmt.Errorf("%w: %d destinations for %d frames", ErrInvalidSegment, len(to), len(want))
 	}
 	id, err := d.check(seg.Config)
 	if err != nil {
 		return ColorSpec{}, err
 	}
 	cfg := seg.Config
-	if need := len(want) * cfg.Width * cfg.Height * 3; dst.Size < need {
-		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB need %d bytes, the buffer has %d", ErrInvalidSegment, len(want), cfg.Width, cfg.Height, need, dst.Size)
-	}
 	bits := max(cfg.BitDepth, 8)
 	d.mu.Lock()
 	spec, known := d.specs[string(cfg.Box)]
 	d.mu.Unlock()
 	if !known {
 		spec = ColorRule(2, false, cfg.Height, bits)
+	}
+	outs := (*[1 << 28]C.ulonglong)(C.malloc(C.size_t(8 * max(len(to), 1))))[:len(to):len(to)]
+	defer C.free(unsafe.Pointer(&outs[0]))
+	for i, p := range to {
+		outs[i] = C.ulonglong(p)
 	}
 	for attempt := 0; ; attempt++ {
 		tp, n, err := d.deviceTables(spec)
@@ -378,8 +400,12 @@ func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst B
 		if err != nil {
 			return ColorSpec{}, err
 		}
-		s.mode, s.dev_out, s.tables, s.table_n = C.WG_OUT_RGB_DEVICE, C.CUdeviceptr(dst.Ptr), C.CUdeviceptr(tp), C.int(n)
+		s.mode, s.tables, s.table_n = C.WG_OUT_RGB_DEVICE, C.CUdeviceptr(tp), C.int(n)
+		if len(to) > 0 {
+			s.dev_outs = &outs[0]
+		}
 		missing, err := d.run(s, seg, want)
+		s.dev_outs = nil
 		got := ColorRule(int(s.color_primaries_matrix), s.full_range != 0, int(s.height), int(s.bit_depth))
 		d.put(k, s, err == nil)
 		if err != nil {

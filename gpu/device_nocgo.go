@@ -38,8 +38,12 @@ func (d *Device) DecodeNV12(context.Context, Segment, []int64) ([]Frame, error) 
 func (d *Device) DecodeRGB(context.Context, Segment, []int64, Buffer) (ColorSpec, error) {
 	return ColorSpec{}, ErrClosed
 }
+func (d *Device) DecodeRGBTo(context.Context, Segment, []int64, []uint64) (ColorSpec, error) {
+	return ColorSpec{}, ErrClosed
+}
 func (d *Device) Alloc(int) (Buffer, error)       { return Buffer{}, ErrClosed }
 func (d *Device) Free(Buffer) error               { return ErrClosed }
 func (d *Device) ReadBack(Buffer) ([]byte, error) { return nil, ErrClosed }
 func (d *Device) Stats() Stats                    { return Stats{} }
 func (d *Device) Close() error                    { return nil }
+func (d *Device) Memory() Memory                  { return nil }

@@ -22,3 +22,17 @@ var (
 	// ErrClosed: the device is closed.
 	ErrClosed = fmt.Errorf("gpu: device closed: %w", errdefs.ErrFailedPrecondition)
 )
+
+// Device slot ring errors (the host ring's, slots/errors.go, for device memory).
+var (
+	// ErrOverLimit: the ring does not fit in what is left of --gpu-memory-limit.
+	ErrOverLimit = fmt.Errorf("gpu: device memory limit: %w", errdefs.ErrResourceExhausted)
+	// ErrRingClosed: the ring is closed.
+	ErrRingClosed = fmt.Errorf("gpu: device ring closed: %w", errdefs.ErrFailedPrecondition)
+	// ErrUnknownSlot: a release names an index outside the ring.
+	ErrUnknownSlot = fmt.Errorf("gpu: unknown device slot: %w", errdefs.ErrInvalidArgument)
+	// ErrStaleGeneration: a release of an earlier use of the slot.
+	ErrStaleGeneration = fmt.Errorf("gpu: stale generation: %w", errdefs.ErrFailedPrecondition)
+	// ErrNotHeld: a release of a slot that is not held (a double release).
+	ErrNotHeld = fmt.Errorf("gpu: device slot not held: %w", errdefs.ErrFailedPrecondition)
+)

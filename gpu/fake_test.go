@@ -5,6 +5,7 @@ package gpu
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,4 +260,80 @@ func seq(a, b int) []int {
 		o = append(o, i)
 	}
 	return o
+}
+
+// TestFakeDeviceSlots: a step's window decoded by DecodeRGB straight into a
+// device slot of a ring on the (fake) CUDA memory, published with the
+// driver's IPC handle and event, read back equal to the Go reference, and
+// no frame byte copied to the host on the way.
+func TestFakeDeviceSlots(t *testing.T) {
+	needFFmpeg(t)
+	ctx := context.Background()
+	d, err := Open(ctx, fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	cd := makeFakeClip(t, fakeClips()[1])
+	w, h := cd.x.Config.Width, cd.x.Config.Height
+	windows := [][]int{{10, 11, 12}, {30, 31, 32}}
+	stepBytes := int64(len(windows) * 3 * w * h * 3)
+	slotBytes := (stepBytes + 255) / 256 * 256
+	budget := NewBudget(8 * slotBytes)
+	r, err := NewDeviceRing(d.Memory(), RingOptions{Slots: 2, SlotBytes: slotBytes, Budget: budget})
+	require.NoError(t, err)
+	defer r.Close()
+	for step := 0; step < 3; step++ {
+		u, err := r.Acquire(ctx)
+		require.NoError(t, err)
+		before := d.Stats().FrameCopyBytes
+		b, err := cd.x.PlanWindows(windows)
+		require.NoError(t, err)
+		// each plan decoded once; its kept frames go to their windows' places in the slot
+		require.Len(t, b.Decodes, 2)
+		var spec ColorSpec
+		decodedBefore := d.Stats().Decoded
+		planned := 0
+		for _, p := range b.Decodes {
+			var want []int64
+			var to []uint64
+			for _, k := range p.Keep {
+				for wi, win := range windows {
+					for ti, f := range win {
+						if f == k.Frame {
+							want = append(want, k.PTS)
+							to = append(to, u.Region.Ptr+uint64((wi*len(win)+ti)*w*h*3))
+						}
+					}
+				}
+			}
+			spec, err = d.DecodeRGBTo(ctx, cd.segment(p), want, to)
+			require.NoError(t, err)
+			planned += p.End - p.Start
+		}
+		require.LessOrEqual(t, d.Stats().Decoded-decodedBefore, int64(planned))
+		require.Equal(t, before, d.Stats().FrameCopyBytes, "frames crossed to the host")
+		desc, err := r.Publish(u, 0, []int{len(windows), 3, h, w, 3})
+		require.NoError(t, err)
+		require.Equal(t, "GPU-46414b45-2d47-5055-2d55-5549442d3031", desc.Device) // "FAKE-GPU-UUID-01"
+		if step < 2 {
+			hd, err := base64.StdEncoding.DecodeString(desc.IPCHandle)
+			require.NoError(t, err)
+			require.Len(t, hd, 64)
+			require.Equal(t, "FAKEIPCM", string(hd[:8]))
+		} else {
+			require.Empty(t, desc.IPCHandle)
+		}
+		got, err := d.ReadBack(Buffer{Ptr: u.Region.Ptr, Size: int(stepBytes)})
+		require.NoError(t, err)
+		tab, err := Tables(spec)
+		require.NoError(t, err)
+		for wi, win := range windows {
+			for ti, f := range win {
+				want, err := YUV420ToRGB(Frame{Width: w, Height: h, Bits: 8, Data: cd.frames[f]}, tab)
+				require.NoError(t, err)
+				off := (wi*len(win) + ti) * w * h * 3
+				require.True(t, bytes.Equal(want, got[off:off+w*h*3]), "window %d frame %d", wi, f)
+			}
+		}
+		require.NoError(t, r.Release(desc.Slot, desc.Generation))
+	}
 }

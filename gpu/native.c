@@ -308,7 +308,9 @@ static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *di)
         if (s->mode == WG_OUT_NV12_HOST)
             r = copy_nv12(s, (CUdeviceptr)src, pitch, s->host_out + (size_t)i * s->host_frame_bytes);
         else
-            r = launch_rgb(s, (CUdeviceptr)src, pitch, s->dev_out + (size_t)i * (size_t)s->width * (size_t)s->height * 3u);
+            r = launch_rgb(s, (CUdeviceptr)src, pitch,
+                           s->dev_outs ? (CUdeviceptr)s->dev_outs[i]
+                                       : s->dev_out + (size_t)i * (size_t)s->width * (size_t)s->height * 3u);
         s->kept[i] = 1;
         s->n_kept++;
     }
@@ -448,3 +450,49 @@ int wg_mem_info(wg_driver *d, size_t *free_b, size_t *total_b)
 }
 
 long long wg_frame_copy_bytes(wg_driver *d) { return __atomic_load_n(&d->frame_copy_bytes, __ATOMIC_RELAXED); }
+
+/* ------------------------------------------------------------------ IPC */
+
+int wg_event_create(wg_driver *d, unsigned long long *ev, void *handle64)
+{
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    CUevent e = NULL;
+    /* CU_EVENT_INTERPROCESS (4) needs CU_EVENT_DISABLE_TIMING (2) */
+    r = d->cuEventCreate(&e, 4 | 2);
+    if (!r) {
+        if (!d->cuIpcGetEventHandle) r = (CUresult)500;
+        else r = d->cuIpcGetEventHandle((wg_ipc_event_handle *)handle64, e);
+    }
+    wg_pop(d);
+    *ev = (unsigned long long)(uintptr_t)e;
+    return (int)r;
+}
+
+int wg_event_record(wg_driver *d, unsigned long long ev)
+{
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    r = d->cuEventRecord((CUevent)(uintptr_t)ev, NULL);
+    wg_pop(d);
+    return (int)r;
+}
+
+int wg_event_destroy(wg_driver *d, unsigned long long ev)
+{
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    r = d->cuEventDestroy((CUevent)(uintptr_t)ev);
+    wg_pop(d);
+    return (int)r;
+}
+
+int wg_ipc_mem(wg_driver *d, unsigned long long p, void *handle64)
+{
+    if (!d->cuIpcGetMemHandle) return 500;
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    r = d->cuIpcGetMemHandle((wg_ipc_mem_handle *)handle64, (CUdeviceptr)p);
+    wg_pop(d);
+    return (int)r;
+}

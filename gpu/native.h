@@ -107,6 +107,7 @@ typedef struct wg_session {
     unsigned char *host_out;     /* NV12_HOST: nwant packed frames */
     size_t host_frame_bytes;
     CUdeviceptr dev_out;         /* RGB_DEVICE: nwant frames of width*height*3 */
+    const unsigned long long *dev_outs; /* RGB_DEVICE, if set: frame i goes to dev_outs[i] instead */
     CUdeviceptr tables;          /* 5 int16 tables of 1<<bits entries */
     int table_n;
     int *kept;                   /* per want: 1 once written */
@@ -129,4 +130,9 @@ int wg_htod(wg_driver *d, unsigned long long dst, const void *src, size_t n);
 int wg_dtoh(wg_driver *d, void *dst, unsigned long long src, size_t n);
 int wg_mem_info(wg_driver *d, size_t *free_b, size_t *total_b);
 long long wg_frame_copy_bytes(wg_driver *d);
+
+int wg_event_create(wg_driver *d, unsigned long long *ev, void *handle64);
+int wg_event_record(wg_driver *d, unsigned long long ev);
+int wg_event_destroy(wg_driver *d, unsigned long long ev);
+int wg_ipc_mem(wg_driver *d, unsigned long long p, void *handle64);
 #endif
