@@ -15,7 +15,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 PYTEST_FLAGS ?= -v -rs
 
-.PHONY: all build test test-go test-python vet tools bench bench-full bench-storage bench-flight bench-mix bench-python flightd demo venv clean
+.PHONY: ptx gpu-check gpu-check-prep all build test test-go test-python vet tools bench bench-full bench-storage bench-flight bench-mix bench-python flightd demo venv clean
 
 all: build
 
@@ -89,6 +89,19 @@ bench-full: flightd tools
 ## bench-storage: storage benchmarks (prints MB/s; see bench/storage.md).
 bench-storage: tools
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tables/
+
+## ptx: regenerate gpu/kernels/rgb.ptx from rgb.cu (nvcc, or clang-14+ without any CUDA install); TestPTXFresh checks it.
+ptx:
+	sh gpu/kernels/mkptx.sh
+
+## gpu-check-prep: (CPU machine, needs ffmpeg) bin/weftgpu and gpu/check/data (clips + ffmpeg's per-frame hashes) for gpu-check.
+gpu-check-prep:
+	$(GO) build -o bin/weftgpu ./cmd/weftgpu
+	[ -f gpu/check/data/manifest.json ] || bin/weftgpu prep gpu/check/data
+
+## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry bin, gpu/check/data (and gpu-probe).
+gpu-check:
+	bash gpu/check/gpu-check.sh
 
 clean:
 	rm -rf weft-data bin
