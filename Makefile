@@ -99,7 +99,7 @@ gpu-check-prep:
 	$(GO) build -o bin/weftgpu ./cmd/weftgpu
 	[ -f gpu/check/data/manifest.json ] || bin/weftgpu prep gpu/check/data
 
-## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry bin, gpu/check/data (and gpu-probe).
+## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry bin/weftgpu, gpu/check/data (and gpu-probe).
 gpu-check:
 	bash gpu/check/gpu-check.sh
 
