@@ -1,6 +1,6 @@
 // Command weftgpu prepares and runs `make gpu-check` (issue 15).
 //
-//	weftgpu prep DIR    (CPU machine, needs ffmpeg) clips + ffmpeg's per-frame hashes into DIR
+//	weftgpu prep [--small] DIR    (CPU machine, needs ffmpeg) clips + ffmpeg's per-frame hashes into DIR
 //	weftgpu check DIR   (GPU machine) prints RESULT key=value lines (docs/gpu.md lists them)
 //
 // check flags: --cuda-lib, --cuvid-lib (default: the driver's sonames; the
@@ -47,8 +47,11 @@ type manifest struct {
 	Clips  []clipSpec `json:"clips"`
 }
 
-func clipList() []clipSpec {
+func clipList(small bool) []clipSpec {
 	src := func(size string, frames int) []string {
+		if small { // tests: the same clips at 160x96 and a third of the frames
+			size, frames = "160x96", max(frames/3, 12)
+		}
 		return []string{"-f", "lavfi", "-i", "testsrc2=size=" + size + ":rate=30,noise=alls=12:allf=t", "-frames:v", strconv.Itoa(frames)}
 	}
 	x264 := []string{"-c:v", "libx264", "-preset", "fast", "-bf", "3", "-g", "30", "-b:v", "5M"}
@@ -86,7 +89,11 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "prep":
-		err = prep(os.Args[2])
+		if os.Args[2] == "--small" && len(os.Args) > 3 {
+			err = prep(os.Args[3], true)
+		} else {
+			err = prep(os.Args[2], false)
+		}
 	case "check":
 		err = check(os.Args[2:])
 	default:
@@ -104,13 +111,13 @@ func fnv64(b []byte) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-func prep(dir string) error {
+func prep(dir string, small bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	ver, _ := exec.Command("ffmpeg", "-version").Output()
 	m := manifest{Made: time.Now().UTC().Format(time.RFC3339), FFmpeg: strings.SplitN(string(ver), "\n", 2)[0]}
-	for _, c := range clipList() {
+	for _, c := range clipList(small) {
 		out := filepath.Join(dir, c.Name+".mp4")
 		args := append([]string{"-v", "error", "-nostdin", "-y"}, c.args...)
 		if b, err := exec.Command("ffmpeg", append(args, out)...).CombinedOutput(); err != nil {
