@@ -366,8 +366,15 @@ func checkRGB(ctx context.Context, d *gpu.Device, c clip) error {
 	if maxd > 1 {
 		verdict = "fail"
 	}
-	result("rgb_"+c.spec.Name, fmt.Sprintf("%s max_lsb=%d bytes_differing=%d spec=%s/full=%v/%dbit stream=%s/%s", verdict, maxd, diff,
-		spec.Matrix, spec.Full, spec.Bits, c.spec.ColorSpace, c.spec.ColorRange))
+	// the rule the CPU client would apply to the stream's tags (ffprobe's, at prep)
+	mc := map[string]int{"bt709": 1, "fcc": 4, "bt470bg": 5, "smpte170m": 6, "smpte240m": 7, "bt2020nc": 9, "bt2020c": 10}[c.spec.ColorSpace]
+	expect := gpu.ColorRule(mc, c.spec.ColorRange == "pc", h, spec.Bits)
+	match := "yes"
+	if expect != spec {
+		match = "no"
+	}
+	result("rgb_"+c.spec.Name, fmt.Sprintf("%s max_lsb=%d bytes_differing=%d spec=%s/full=%v/%dbit stream=%s/%s spec_match=%s", verdict, maxd, diff,
+		spec.Matrix, spec.Full, spec.Bits, c.spec.ColorSpace, c.spec.ColorRange, match))
 	return nil
 }
 
