@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,7 +143,8 @@ func TestFakeNVDEC(t *testing.T) {
 				"all":        seq(0, n),
 				"mid_window": {14, 15, 16, 17},
 				"late_gop":   {n - 3, n - 1},
-				"leading":    {12, 13}, // open GOP: frames around the second keyframe
+				"leading":    {12, 13},    // open GOP: frames around the second keyframe
+				"rasl":       {9, 10, 11}, // open GOP: frames shown before the second keyframe, decoded after it
 			}
 			for wname, frames := range windows {
 				t.Run(wname, func(t *testing.T) {
@@ -217,6 +219,42 @@ func TestFakeSharedGOP(t *testing.T) {
 	}
 	st := d.Stats()
 	require.Equal(t, int64(p.End-p.Start), st.Decoded, "the shared GOP decoded more than once")
+}
+
+// TestFakeConcurrent: several goroutines share the device and its pool.
+func TestFakeConcurrent(t *testing.T) {
+	needFFmpeg(t)
+	d, err := Open(context.Background(), fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	cd := makeFakeClip(t, fakeClips()[0])
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 5; i++ {
+				f := (g*11 + i*7) % (cd.x.Len() - 2)
+				p, err := cd.x.Plan([]int{f, f + 2})
+				if err == nil {
+					var got []Frame
+					got, err = d.DecodeNV12(context.Background(), cd.segment(p), wantPTS(p))
+					if err == nil && (!bytes.Equal(got[0].Data, cd.frames[f]) || !bytes.Equal(got[1].Data, cd.frames[f+2])) {
+						err = fmt.Errorf("goroutine %d: frames %d, %d differ", g, f, f+2)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		require.NoError(t, <-errs)
+	}
+	st := d.Stats()
+	require.LessOrEqual(t, st.SessionsCreated, int64(4))
+	require.Equal(t, int64(20), st.SessionsCreated+st.SessionsReused)
 }
 
 // TestFakeCapsFallback: what this NVDEC cannot decode is ErrUnsupported
