@@ -38,8 +38,8 @@ $(TOOLS_BIN)/versitygw:
 	@echo "installing versitygw into $(TOOLS_BIN) (about 2.5 min cold)"
 	GOBIN=$(WEFT_TOOLS_BIN) $(GO) install $(VERSITYGW_MODULE)
 
-## test: vet, install the S3 servers, run every Go test with -race, then the Python tests.
-test: vet tools test-go test-python
+## test: vet, install the S3 servers, make the venv (gpu/ compares its colour conversion with the Python client's), run every Go test with -race, then the Python tests.
+test: vet tools venv test-go test-python
 
 test-go:
 	$(GO) test $(GOTEST_FLAGS) ./...
