@@ -23,7 +23,7 @@ PYTHON ?= /usr/bin/python3
 VENV   ?= .venv
 PYTEST_FLAGS ?= -v -rs
 
-.PHONY: all build test test-go test-python test-deploy bench-multi vet tools bench bench-full bench-storage bench-flight bench-mix bench-python bench-filter flightd demo venv clean
+.PHONY: ptx gpu-check gpu-check-prep all build test test-go test-python test-deploy bench-multi vet tools bench bench-full bench-storage bench-flight bench-mix bench-python bench-filter flightd demo venv clean
 
 all: build
 
@@ -55,8 +55,8 @@ $(KUBE_SCHEMA_DIR)/.done: deploy/kubeschemas.py
 	  $(PYTHON) deploy/kubeschemas.py --swagger "$$dir/api/openapi-spec/swagger.json" --out $(KUBE_SCHEMA_DIR) $(KUBE_KINDS)
 	touch $@
 
-## test: vet, install the tools, run every Go test with -race, validate deploy/, then the Python tests.
-test: vet tools test-go test-deploy test-python
+## test: vet, install the tools, make the venv (gpu/ compares its colour conversion with the Python client's), run every Go test with -race, validate deploy/, then the Python tests.
+test: vet tools venv test-go test-deploy test-python
 
 ## test-deploy: kubeconform (strict, offline schemas of Kubernetes $(KUBE_VERSION)) on the manifests in deploy/.
 test-deploy: $(TOOLS_BIN)/kubeconform $(KUBE_SCHEMA_DIR)/.done
@@ -120,6 +120,19 @@ bench-multi: flightd venv tools
 ## bench-storage: storage benchmarks (prints MB/s; see bench/storage.md).
 bench-storage: tools
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tables/
+
+## ptx: regenerate gpu/kernels/rgb.ptx from rgb.cu (nvcc, or clang-14+ without any CUDA install); TestPTXFresh checks it.
+ptx:
+	sh gpu/kernels/mkptx.sh
+
+## gpu-check-prep: (CPU machine, needs ffmpeg) bin/weftgpu and gpu/check/data (clips + ffmpeg's per-frame hashes) for gpu-check.
+gpu-check-prep:
+	$(GO) build -o bin/weftgpu ./cmd/weftgpu
+	[ -f gpu/check/data/manifest.json ] || bin/weftgpu prep gpu/check/data
+
+## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry bin/weftgpu, gpu/check/data (and gpu-probe).
+gpu-check:
+	bash gpu/check/gpu-check.sh
 
 clean:
 	rm -rf weft-data bin

@@ -323,6 +323,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(cfg.flight.Advertise) > 0 {
 		log.Info("advertising", "locations", strings.Join(cfg.flight.Advertise, ","))
 	}
+	logGPU(ctx, log)
 	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit, "memory_budget", formatBytes(budget.Stats().Total))
 	if err := svc.Serve(ctx, lis); err != nil {
 		log.Error("server failed", "err", err)

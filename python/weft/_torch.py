@@ -28,7 +28,25 @@ from ._video import VideoDecoder
 
 STATE_FORMAT = 1
 
-DELIVERIES = ("auto", "shm", "flight")
+DELIVERIES = ("auto", "shm", "flight", "cuda-ipc")
+
+
+def select_delivery(wanted: str, device_type: str, server_device_slots: bool = False) -> tuple[str, Optional[str]]:
+    """The delivery the loader asks flightd for, and why it differs from
+    ``wanted`` (None when it does not). "cuda-ipc" (issue 15: video windows
+    decoded by NVDEC into device slots, opened with CUDA IPC) needs
+    ``device="cuda"`` and a flightd that serves device slots; flightd does
+    not serve them yet, so it falls back to "auto" (host slots, else the
+    plain stream): video is decoded on the CPU and the step copied to the
+    GPU from pinned memory, with identical frames."""
+    if wanted != "cuda-ipc":
+        return wanted, None
+    if device_type != "cuda":
+        raise InvalidArgument(f"TrainLoader: delivery 'cuda-ipc' needs device='cuda' (device is {device_type!r})")
+    if not server_device_slots:
+        return "auto", ("cuda-ipc: flightd does not serve device slots yet; CPU decode and a pinned "
+                        "host-to-device copy instead (same frames)")
+    return "cuda-ipc", None
 
 
 class ScanDataset(IterableDataset):
@@ -227,7 +245,10 @@ class TrainLoader:
       it): ``.clone()`` what must outlive the step or be written to. A
       ``transform_fn`` sees the batch on the slot too; one that keeps its
       memory past the step must copy it. Batches are byte-identical on
-      both paths, and resuming works the same.
+      both paths, and resuming works the same. "cuda-ipc" (with
+      ``device="cuda"``) asks for video decoded on the GPU into device
+      slots (docs/gpu.md); flightd does not serve them yet, so it runs as
+      "auto" and ``loader.delivery_fallback`` says so (frames identical).
     """
 
     def __init__(self, recipe: Recipe, device: Union[str, torch.device] = "cpu", world: Optional[World] = None,
@@ -267,7 +288,8 @@ class TrainLoader:
         self._shift = 0  # streams moved to an endpoint's next location after losing theirs
         self._planner: Client = self.client  # where runs are planned (another server once this one is lost)
         self._clients: dict[str, Client] = {}  # endpoint location → its client
-        self._delivery_wanted = delivery
+        # "cuda-ipc" falls back (select_delivery); loader.delivery_fallback says why
+        self._delivery_wanted, self.delivery_fallback = select_delivery(delivery, self.device.type)
         self._delivery: Optional[str] = None  # the path the latest stream took
         self._no_shm: Optional[str] = None  # why "auto" gave host slots up
 

@@ -1,0 +1,463 @@
+//go:build cgo && linux
+
+package gpu
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/include -O2 -Wall
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "native.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/weftdata/weft/video"
+)
+
+// Built reports whether this binary can use a GPU at all (cgo, linux).
+const Built = true
+
+// Device is one GPU opened through the driver libraries. Safe for
+// concurrent use; each Decode takes a pooled NVDEC session of its format.
+type Device struct {
+	opts Options
+	drv  *C.wg_driver
+	info Info
+
+	mu     sync.Mutex
+	closed bool
+	caps   map[capsKey]Caps
+	pool   map[poolKey][]*C.wg_session
+	tables map[ColorSpec]C.ulonglong // tables uploaded to device memory
+	specs  map[string]ColorSpec      // per configuration box: the stream's colour, once seen
+	stats  Stats
+}
+
+type capsKey struct {
+	codec video.Codec
+	bits  int
+}
+
+type poolKey struct {
+	codec         video.Codec
+	bits          int
+	width, height int
+}
+
+// Open loads the driver libraries, initialises CUDA, retains device
+// opts.Device's primary context and loads the RGB kernel. Every failure
+// wraps ErrUnavailable with the reason (what flightd logs at start).
+func Open(ctx context.Context, opts Options) (*Device, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	drv := (*C.wg_driver)(C.calloc(1, C.sizeof_wg_driver))
+	cuda, cuvid := C.CString(opts.CudaLib), C.CString(opts.CuvidLib)
+	defer C.free(unsafe.Pointer(cuda))
+	defer C.free(unsafe.Pointer(cuvid))
+	var msg [512]C.char
+	rc := C.wg_open(drv, cuda, cuvid, C.int(opts.Device), &msg[0], C.size_t(len(msg)))
+	if rc != C.WG_OK {
+		reason := C.GoString(&msg[0])
+		C.wg_close(drv)
+		C.free(unsafe.Pointer(drv))
+		what := map[C.int]string{
+			C.WG_NO_LIBCUDA: "no NVIDIA driver (" + opts.CudaLib + " not loadable)", C.WG_CUDA_SYMBOL: "the CUDA driver is too old",
+			C.WG_CUINIT: "cuInit failed (no usable GPU)", C.WG_NO_DEVICE: "no such CUDA device", C.WG_CONTEXT: "no CUDA context",
+			C.WG_NO_LIBNVCUVID: "no NVDEC library (" + opts.CuvidLib + " not loadable)", C.WG_CUVID_SYMBOL: "the NVDEC library is too old",
+		}[rc]
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, what, reason)
+	}
+	d := &Device{opts: opts, drv: drv, caps: map[capsKey]Caps{}, pool: map[poolKey][]*C.wg_session{},
+		tables: map[ColorSpec]C.ulonglong{}, specs: map[string]ColorSpec{}}
+	d.info = Info{Name: C.GoString(&drv.name[0]), DriverVersion: int(drv.driver_version)}
+	for i := range d.info.UUID {
+		d.info.UUID[i] = byte(drv.uuid[i])
+	}
+	ptx := C.CString(string(rgbPTX))
+	defer C.free(unsafe.Pointer(ptx))
+	name := C.CString(rgbKernel)
+	defer C.free(unsafe.Pointer(name))
+	if r := C.wg_load_kernel(drv, ptx, name); r != 0 {
+		err := d.driverErr("cuModuleLoadData(rgb.ptx)", C.int(r))
+		d.Close()
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return d, nil
+}
+
+func (d *Device) driverErr(call string, r C.int) error {
+	return fmt.Errorf("%w: %s: %s (%d)", ErrDriver, call, C.GoString(C.wg_err_name(d.drv, C.CUresult(r))), int(r))
+}
+
+// Info describes the opened device.
+func (d *Device) Info() Info { return d.info }
+
+// Caps is cuvidGetDecoderCaps for 4:2:0 streams of codec at bits, cached.
+func (d *Device) Caps(codec video.Codec, bits int) (Caps, error) {
+	id, err := codecID(codec)
+	if err != nil {
+		return Caps{}, err
+	}
+	if bits < 8 {
+		bits = 8
+	}
+	k := capsKey{codec, bits}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return Caps{}, ErrClosed
+	}
+	if c, ok := d.caps[k]; ok {
+		return c, nil
+	}
+	var c C.wg_caps
+	if r := C.wg_decoder_caps(d.drv, C.int(id), C.int(bits-8), &c); r != 0 {
+		return Caps{}, d.driverErr("cuvidGetDecoderCaps", C.int(r))
+	}
+	out := Caps{Supported: c.supported != 0, NVDECs: int(c.nvdecs), MaxWidth: int(c.max_w), MaxHeight: int(c.max_h),
+		MinWidth: int(c.min_w), MinHeight: int(c.min_h)}
+	d.caps[k] = out
+	return out, nil
+}
+
+// check is the caps gate before a decode: ErrUnsupported sends the
+// segment to the CPU path.
+func (d *Device) check(cfg video.Config) (int, error) {
+	id, err := codecID(cfg.Codec)
+	if err != nil {
+		return 0, err
+	}
+	bits := max(cfg.BitDepth, 8)
+	c, err := d.Caps(cfg.Codec, bits)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case !c.Supported:
+		return 0, fmt.Errorf("%w: %s %d-bit 4:2:0 is not supported by this GPU's NVDEC", ErrUnsupported, cfg.Codec, bits)
+	case cfg.Width > c.MaxWidth || cfg.Height > c.MaxHeight || cfg.Width < c.MinWidth || cfg.Height < c.MinHeight:
+		return 0, fmt.Errorf("%w: %s %dx%d is outside NVDEC's %dx%d..%dx%d", ErrUnsupported, cfg.Codec,
+			cfg.Width, cfg.Height, c.MinWidth, c.MinHeight, c.MaxWidth, c.MaxHeight)
+	}
+	if cfg.Codec == video.AV1 {
+		// cuvidGetDecoderCaps may say yes, but feeding OBUs to the parser is not wired yet
+		return 0, fmt.Errorf("%w: AV1 is not fed to NVDEC yet (CPU path)", ErrUnsupported)
+	}
+	return id, nil
+}
+
+func (d *Device) session(cfg video.Config, id int) (*C.wg_session, poolKey, error) {
+	k := poolKey{cfg.Codec, max(cfg.BitDepth, 8), cfg.Width, cfg.Height}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, k, ErrClosed
+	}
+	if l := d.pool[k]; len(l) > 0 {
+		s := l[len(l)-1]
+		d.pool[k] = l[:len(l)-1]
+		d.stats.SessionsReused++
+		return s, k, nil
+	}
+	s := (*C.wg_session)(C.calloc(1, C.sizeof_wg_session))
+	if r := C.wg_session_init(s, d.drv, C.int(id)); r != 0 {
+		C.wg_session_free(s)
+		C.free(unsafe.Pointer(s))
+		return nil, k, d.driverErr("cuvidCtxLockCreate/cuStreamCreate", r)
+	}
+	d.stats.SessionsCreated++
+	return s, k, nil
+}
+
+func (d *Device) put(k poolKey, s *C.wg_session, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stats.Decoded += int64(s.n_decoded)
+	d.stats.Displayed += int64(s.n_displayed)
+	d.stats.Kept += int64(s.n_kept)
+	d.stats.DecodersCreated += int64(s.n_decoders_created)
+	s.n_decoded, s.n_displayed, s.n_kept, s.n_decoders_created = 0, 0, 0, 0
+	if ok && !d.closed && len(d.pool[k]) < d.opts.MaxDecoders {
+		d.pool[k] = append(d.pool[k], s)
+		return
+	}
+	C.wg_session_free(s)
+	C.free(unsafe.Pointer(s))
+}
+
+// run decodes seg once in s with the output already set up in s.
+func (d *Device) run(s *C.wg_session, seg Segment, want []int64) (missing []int64, err error) {
+	data, off, err := annexB(seg)
+	if err != nil {
+		return nil, err
+	}
+	n := len(seg.Units)
+	cdata := C.CBytes(data)
+	defer C.free(cdata)
+	coff := (*[1 << 28]C.size_t)(C.malloc(C.size_t(8 * (n + 1))))[: n+1 : n+1]
+	defer C.free(unsafe.Pointer(&coff[0]))
+	cts := (*[1 << 28]C.int64_t)(C.malloc(C.size_t(8 * n)))[:n:n]
+	defer C.free(unsafe.Pointer(&cts[0]))
+	for i := range n {
+		coff[i], cts[i] = C.size_t(off[i]), C.int64_t(seg.PTS[i])
+	}
+	coff[n] = C.size_t(off[n])
+	cwant := (*[1 << 28]C.int64_t)(C.malloc(C.size_t(8 * max(len(want), 1))))[:len(want):len(want)]
+	defer C.free(unsafe.Pointer(&cwant[0]))
+	kept := (*[1 << 28]C.int)(C.calloc(C.size_t(max(len(want), 1)), 4))[:len(want):len(want)]
+	defer C.free(unsafe.Pointer(&kept[0]))
+	for i, p := range want {
+		cwant[i] = C.int64_t(p)
+	}
+	s.want, s.nwant, s.kept = &cwant[0], C.int(len(want)), &kept[0]
+	if len(want) == 0 {
+		s.want, s.kept = nil, nil
+	}
+	r := C.wg_session_decode(s, (*C.uchar)(cdata), &coff[0], &cts[0], C.int(n))
+	s.want, s.kept, s.nwant = nil, nil, 0
+	if r != 0 {
+		return nil, fmt.Errorf("%w: %s", ErrDriver, C.GoString(&s.errmsg[0]))
+	}
+	for i, k := range kept {
+		if k == 0 {
+			missing = append(missing, want[i])
+		}
+	}
+	return missing, nil
+}
+
+func missingErr(missing []int64) error {
+	return fmt.Errorf("%w: no decoded frame has pts %v (not in the segment, or an open-GOP leading frame of its first keyframe)", ErrInvalidSegment, missing)
+}
+
+// DecodeNV12 decodes seg and returns the frames whose PTS is in want, in
+// want's order, copied to the host (NV12, or P016 as p010le for more than
+// 8 bits: the bytes ffmpeg writes). This is the test and check path: it
+// copies frames device→host (counted in Stats.FrameCopyBytes); delivery
+// uses DecodeRGB.
+func (d *Device) DecodeNV12(ctx context.Context, seg Segment, want []int64) ([]Frame, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id, err := d.check(seg.Config)
+	if err != nil {
+		return nil, err
+	}
+	s, k, err := d.session(seg.Config, id)
+	if err != nil {
+		return nil, err
+	}
+	bits := max(seg.Config.BitDepth, 8)
+	fb := FrameBytes(seg.Config.Width, seg.Config.Height, bits)
+	host := C.calloc(C.size_t(max(len(want), 1)), C.size_t(fb))
+	defer C.free(host)
+	s.mode, s.host_out, s.host_frame_bytes = C.WG_OUT_NV12_HOST, (*C.uchar)(host), C.size_t(fb)
+	missing, err := d.run(s, seg, want)
+	s.host_out = nil
+	d.put(k, s, err == nil)
+	if err != nil {
+		return nil, err
+	}
+	if int(s.width) != seg.Config.Width || int(s.height) != seg.Config.Height || int(s.bit_depth) != bits {
+		return nil, fmt.Errorf("%w: stream is %dx%d at %d bits, the configuration says %dx%d at %d", ErrInvalidSegment,
+			s.width, s.height, s.bit_depth, seg.Config.Width, seg.Config.Height, bits)
+	}
+	if len(missing) > 0 {
+		return nil, missingErr(missing)
+	}
+	all := C.GoBytes(host, C.int(fb*len(want)))
+	out := make([]Frame, len(want))
+	for i, p := range want {
+		out[i] = Frame{PTS: p, Width: seg.Config.Width, Height: seg.Config.Height, Bits: bits, Data: all[i*fb : (i+1)*fb : (i+1)*fb]}
+	}
+	return out, nil
+}
+
+// Buffer is device memory allocated by Alloc.
+type Buffer struct {
+	Ptr  uint64
+	Size int
+}
+
+// Alloc allocates n bytes of device memory.
+func (d *Device) Alloc(n int) (Buffer, error) {
+	var p C.ulonglong
+	if r := C.wg_alloc(d.drv, C.size_t(n), &p); r != 0 {
+		return Buffer{}, d.driverErr("cuMemAlloc", r)
+	}
+	return Buffer{Ptr: uint64(p), Size: n}, nil
+}
+
+// Free releases b.
+func (d *Device) Free(b Buffer) error {
+	if r := C.wg_free(d.drv, C.ulonglong(b.Ptr)); r != 0 {
+		return d.driverErr("cuMemFree", r)
+	}
+	return nil
+}
+
+// ReadBack copies b to the host: for tests and `make gpu-check` only
+// (counted in Stats.FrameCopyBytes, which delivery must leave at 0).
+func (d *Device) ReadBack(b Buffer) ([]byte, error) {
+	p := C.malloc(C.size_t(max(b.Size, 1)))
+	defer C.free(p)
+	if r := C.wg_dtoh(d.drv, p, C.ulonglong(b.Ptr), C.size_t(b.Size)); r != 0 {
+		return nil, d.driverErr("cuMemcpyDtoH", r)
+	}
+	return C.GoBytes(p, C.int(b.Size)), nil
+}
+
+func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
+	d.mu.Lock()
+	p, ok := d.tables[spec]
+	d.mu.Unlock()
+	t, err := Tables(spec)
+	if err != nil {
+		return 0, 0, err
+	}
+	if ok {
+		return p, t.N, nil
+	}
+	b, err := d.Alloc(len(t.Flat) * 2)
+	if err != nil {
+		return 0, 0, err
+	}
+	if r := C.wg_htod(d.drv, C.ulonglong(b.Ptr), unsafe.Pointer(&t.Flat[0]), C.size_t(len(t.Flat)*2)); r != 0 {
+		return 0, 0, d.driverErr("cuMemcpyHtoD(tables)", r)
+	}
+	d.mu.Lock()
+	if q, ok := d.tables[spec]; ok {
+		d.mu.Unlock()
+		_ = d.Free(b)
+		return q, t.N, nil
+	}
+	d.tables[spec] = C.ulonglong(b.Ptr)
+	d.mu.Unlock()
+	return C.ulonglong(b.Ptr), t.N, nil
+}
+
+// DecodeRGB decodes seg and converts the frames whose PTS is in want to
+// packed RGB uint8 straight into device memory: frame i of want at
+// dst + i*Height*Width*3. No frame byte crosses to the host. It returns the
+// colour rule the stream's signalling gave (its matrix and range; a stream
+// first seen with other colours than assumed is converted again).
+func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst Buffer) (ColorSpec, error) {
+	fb := seg.Config.Width * seg.Config.Height * 3
+	if need := len(want) * fb; dst.Size < need {
+		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB need %d bytes, the buffer has %d", ErrInvalidSegment,
+			len(want), seg.Config.Width, seg.Config.Height, need, dst.Size)
+	}
+	to := make([]uint64, len(want))
+	for i := range to {
+		to[i] = dst.Ptr + uint64(i*fb)
+	}
+	return d.DecodeRGBTo(ctx, seg, want, to)
+}
+
+// DecodeRGBTo is DecodeRGB with each wanted frame's own destination (the
+// frame's place in a step's [B, T, H, W, 3] tensor): a segment shared by
+// several windows is decoded once and each kept frame written where its
+// windows want it (a PTS repeated in want is written to each place).
+func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to []uint64) (ColorSpec, error) {
+	if err := ctx.Err(); err != nil {
+		return ColorSpec{}, err
+	}
+	if len(to) != len(want) {
+		return ColorSpec{}, fmt.Errorf("%w: %d destinations for %d frames", ErrInvalidSegment, len(to), len(want))
+	}
+	id, err := d.check(seg.Config)
+	if err != nil {
+		return ColorSpec{}, err
+	}
+	cfg := seg.Config
+	bits := max(cfg.BitDepth, 8)
+	d.mu.Lock()
+	spec, known := d.specs[string(cfg.Box)]
+	d.mu.Unlock()
+	if !known {
+		spec = ColorRule(2, false, cfg.Height, bits)
+	}
+	outs := (*[1 << 28]C.ulonglong)(C.malloc(C.size_t(8 * max(len(to), 1))))[:len(to):len(to)]
+	defer C.free(unsafe.Pointer(&outs[0]))
+	for i, p := range to {
+		outs[i] = C.ulonglong(p)
+	}
+	for attempt := 0; ; attempt++ {
+		tp, n, err := d.deviceTables(spec)
+		if err != nil {
+			return ColorSpec{}, err
+		}
+		s, k, err := d.session(cfg, id)
+		if err != nil {
+			return ColorSpec{}, err
+		}
+		s.mode, s.tables, s.table_n = C.WG_OUT_RGB_DEVICE, C.CUdeviceptr(tp), C.int(n)
+		if len(to) > 0 {
+			s.dev_outs = &outs[0]
+		}
+		missing, err := d.run(s, seg, want)
+		s.dev_outs = nil
+		got := ColorRule(int(s.color_primaries_matrix), s.full_range != 0, int(s.height), int(s.bit_depth))
+		d.put(k, s, err == nil)
+		if err != nil {
+			return ColorSpec{}, err
+		}
+		if len(missing) > 0 {
+			return ColorSpec{}, missingErr(missing)
+		}
+		d.mu.Lock()
+		d.specs[string(cfg.Box)] = got
+		d.mu.Unlock()
+		if got == spec || attempt > 0 {
+			return got, nil
+		}
+		spec = got
+	}
+}
+
+// Stats are the device's counters since Open.
+func (d *Device) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.stats
+	st.FrameCopyBytes = int64(C.wg_frame_copy_bytes(d.drv))
+	var free, total C.size_t
+	if C.wg_mem_info(d.drv, &free, &total) == 0 {
+		st.MemUsed, st.MemTotal = int64(total-free), int64(total)
+	}
+	return st
+}
+
+// Close frees the pooled decoders and tables and releases the context.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	pool, tables := d.pool, d.tables
+	d.pool, d.tables = nil, nil
+	d.mu.Unlock()
+	for _, l := range pool {
+		for _, s := range l {
+			C.wg_session_free(s)
+			C.free(unsafe.Pointer(s))
+		}
+	}
+	for _, p := range tables {
+		C.wg_free(d.drv, p)
+	}
+	C.wg_close(d.drv)
+	C.free(unsafe.Pointer(d.drv))
+	return nil
+}

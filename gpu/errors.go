@@ -1,0 +1,38 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/weftdata/weft/errdefs"
+)
+
+var (
+	// ErrInvalidOptions: Options that Validate refuses.
+	ErrInvalidOptions = fmt.Errorf("gpu: options %w", errdefs.ErrInvalidArgument)
+	// ErrUnavailable: no GPU delivery on this host (no cgo, no libcuda, no
+	// device, no libnvcuvid); the message says which.
+	ErrUnavailable = fmt.Errorf("gpu: GPU delivery %w", errdefs.ErrUnavailable)
+	// ErrUnsupported: this GPU's NVDEC cannot decode the stream (codec,
+	// bit depth or size outside cuvidGetDecoderCaps): take the CPU path.
+	ErrUnsupported = fmt.Errorf("gpu: NVDEC %w", errdefs.ErrUnimplemented)
+	// ErrDriver: a CUDA or NVDEC call failed; the message names it.
+	ErrDriver = fmt.Errorf("gpu: driver call failed: %w", errdefs.ErrUnavailable)
+	// ErrInvalidSegment: a Segment that cannot be decoded as given.
+	ErrInvalidSegment = fmt.Errorf("gpu: segment %w", errdefs.ErrInvalidArgument)
+	// ErrClosed: the device is closed.
+	ErrClosed = fmt.Errorf("gpu: device closed: %w", errdefs.ErrFailedPrecondition)
+)
+
+// Device slot ring errors (the host ring's, slots/errors.go, for device memory).
+var (
+	// ErrOverLimit: the ring does not fit in what is left of --gpu-memory-limit.
+	ErrOverLimit = fmt.Errorf("gpu: device memory limit: %w", errdefs.ErrResourceExhausted)
+	// ErrRingClosed: the ring is closed.
+	ErrRingClosed = fmt.Errorf("gpu: device ring closed: %w", errdefs.ErrFailedPrecondition)
+	// ErrUnknownSlot: a release names an index outside the ring.
+	ErrUnknownSlot = fmt.Errorf("gpu: unknown device slot: %w", errdefs.ErrInvalidArgument)
+	// ErrStaleGeneration: a release of an earlier use of the slot.
+	ErrStaleGeneration = fmt.Errorf("gpu: stale generation: %w", errdefs.ErrFailedPrecondition)
+	// ErrNotHeld: a release of a slot that is not held (a double release).
+	ErrNotHeld = fmt.Errorf("gpu: device slot not held: %w", errdefs.ErrFailedPrecondition)
+)

@@ -1,0 +1,60 @@
+//go:build cgo && linux
+
+package gpu
+
+/*
+#include <stdlib.h>
+#include "native.h"
+*/
+import "C"
+
+import "unsafe"
+
+// Memory is the device's memory for a DeviceRing: cuMemAlloc,
+// cuIpcGetMemHandle, interprocess events (cuEventCreate with
+// CU_EVENT_INTERPROCESS, cuIpcGetEventHandle).
+func (d *Device) Memory() Memory { return devMemory{d} }
+
+type devMemory struct{ d *Device }
+
+func (m devMemory) Alloc(n int64) (Region, error) {
+	b, err := m.d.Alloc(int(n))
+	return Region{Ptr: b.Ptr, Size: int64(b.Size)}, err
+}
+
+func (m devMemory) Free(r Region) error { return m.d.Free(Buffer{Ptr: r.Ptr, Size: int(r.Size)}) }
+
+func (m devMemory) ExportMem(r Region) ([]byte, error) {
+	h := C.malloc(64)
+	defer C.free(h)
+	if rc := C.wg_ipc_mem(m.d.drv, C.ulonglong(r.Ptr), h); rc != 0 {
+		return nil, m.d.driverErr("cuIpcGetMemHandle", rc)
+	}
+	return C.GoBytes(h, 64), nil
+}
+
+func (m devMemory) NewEvent() (uint64, []byte, error) {
+	h := C.malloc(64)
+	defer C.free(h)
+	var ev C.ulonglong
+	if rc := C.wg_event_create(m.d.drv, &ev, h); rc != 0 {
+		return 0, nil, m.d.driverErr("cuEventCreate(INTERPROCESS)/cuIpcGetEventHandle", rc)
+	}
+	return uint64(ev), C.GoBytes(unsafe.Pointer(h), 64), nil
+}
+
+func (m devMemory) Record(ev uint64) error {
+	if rc := C.wg_event_record(m.d.drv, C.ulonglong(ev)); rc != 0 {
+		return m.d.driverErr("cuEventRecord", rc)
+	}
+	return nil
+}
+
+func (m devMemory) DestroyEvent(ev uint64) error {
+	if rc := C.wg_event_destroy(m.d.drv, C.ulonglong(ev)); rc != 0 {
+		return m.d.driverErr("cuEventDestroy", rc)
+	}
+	return nil
+}
+
+func (m devMemory) DeviceUUID() string { return m.d.info.UUIDString() }

@@ -1,0 +1,32 @@
+package gpu
+
+import "fmt"
+
+// Options says which driver libraries and device Open uses.
+type Options struct {
+	// CudaLib and CuvidLib are what dlopen is given: sonames searched on the
+	// loader's path, or file paths (tests point both at the fake driver).
+	CudaLib, CuvidLib string
+	// Device is the CUDA device ordinal.
+	Device int
+	// MaxDecoders bounds the idle decoders kept per format (the pool).
+	MaxDecoders int
+}
+
+// DefaultOptions: the driver's sonames, device 0, 16 pooled decoders per format.
+func DefaultOptions() Options {
+	return Options{CudaLib: "libcuda.so.1", CuvidLib: "libnvcuvid.so.1", MaxDecoders: 16}
+}
+
+// Validate reports an unusable option.
+func (o Options) Validate() error {
+	switch {
+	case o.CudaLib == "" || o.CuvidLib == "":
+		return fmt.Errorf("%w: CudaLib and CuvidLib must be set", ErrInvalidOptions)
+	case o.Device < 0:
+		return fmt.Errorf("%w: Device is %d; it must be 0 or more", ErrInvalidOptions, o.Device)
+	case o.MaxDecoders < 1:
+		return fmt.Errorf("%w: MaxDecoders is %d; it must be 1 or more", ErrInvalidOptions, o.MaxDecoders)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package gpu
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ShmMemory is the CPU fake of device memory for DeviceRing: each region is
+// a file in Dir (default /dev/shm), mapped; its "IPC handle" is the file's
+// path, which another process maps to read the slot, as a CUDA client
+// opens a cudaIpcMemHandle_t. Events are counters (the fake's writes are
+// done when Publish runs). It lets CI test the ring and the descriptor
+// protocol end to end without a GPU.
+type ShmMemory struct {
+	Dir string
+
+	mu     sync.Mutex
+	maps   map[uint64]shmRegion
+	events map[uint64]int
+	nextEv uint64
+}
+
+type shmRegion struct {
+	path string
+	mem  []byte
+}
+
+// NewShmMemory makes the fake in dir ("" for /dev/shm).
+func NewShmMemory(dir string) *ShmMemory {
+	if dir == "" {
+		dir = "/dev/shm"
+	}
+	return &ShmMemory{Dir: dir, maps: map[uint64]shmRegion{}, events: map[uint64]int{}}
+}
+
+// Alloc creates and maps a file of n bytes.
+func (m *ShmMemory) Alloc(n int64) (Region, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return Region{}, err
+	}
+	path := filepath.Join(m.Dir, "weft-dslot-"+hex.EncodeToString(b[:]))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
+	}
+	defer f.Close()
+	if err := f.Truncate(n); err != nil {
+		_ = os.Remove(path)
+		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		_ = os.Remove(path)
+		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
+	}
+	p := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	m.mu.Lock()
+	m.maps[p] = shmRegion{path: path, mem: mem}
+	m.mu.Unlock()
+	return Region{Ptr: p, Size: n}, nil
+}
+
+// Bytes is the region's memory (the fake's "device" side, for writing).
+func (m *ShmMemory) Bytes(r Region) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.maps[r.Ptr].mem
+}
+
+// Free unmaps and removes the region's file.
+func (m *ShmMemory) Free(r Region) error {
+	m.mu.Lock()
+	s, ok := m.maps[r.Ptr]
+	delete(m.maps, r.Ptr)
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: free of unknown region %#x", ErrInvalidSegment, r.Ptr)
+	}
+	return errorsJoin(unix.Munmap(s.mem), os.Remove(s.path))
+}
+
+// ExportMem is the region's file path.
+func (m *ShmMemory) ExportMem(r Region) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.maps[r.Ptr]
+	if !ok {
+		return nil, fmt.Errorf("%w: export of unknown region %#x", ErrInvalidSegment, r.Ptr)
+	}
+	return []byte(s.path), nil
+}
+
+// NewEvent is a counter named by its number.
+func (m *ShmMemory) NewEvent() (uint64, []byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nextEv++
+	m.events[m.nextEv] = 0
+	return m.nextEv, []byte(fmt.Sprintf("fake-event-%d", m.nextEv)), nil
+}
+
+// Record counts.
+func (m *ShmMemory) Record(ev uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.events[ev]; !ok {
+		return fmt.Errorf("%w: unknown event %d", ErrInvalidSegment, ev)
+	}
+	m.events[ev]++
+	return nil
+}
+
+// DestroyEvent forgets the event.
+func (m *ShmMemory) DestroyEvent(ev uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.events, ev)
+	return nil
+}
+
+// DeviceUUID names the fake.
+func (m *ShmMemory) DeviceUUID() string { return "GPU-00000000-0000-0000-0000-00000000fake" }
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
