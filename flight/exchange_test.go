@@ -153,6 +153,25 @@ func TestExchangeIdentical(t *testing.T) {
 	require.Len(t, se.ringList(), 3, "one ring per shm exchange, none for plain ones")
 }
 
+// shmEqualsDoGet reads a rank with DoGet and over host slots, requires the
+// same steps byte for byte, and counts the steps that came in slots and
+// inline.
+func shmEqualsDoGet(t *testing.T, e *env, rank client.RankEndpoint) (inSlots, inline int) {
+	t.Helper()
+	plain := readAll(t, e.c.ReadRank(ctxT(t), rank))
+	shm := readAll(t, e.c.ReadRankShm(ctxT(t), rank))
+	require.Len(t, shm, len(plain))
+	for i := range plain {
+		require.Equal(t, plain[i].bytes, shm[i].bytes, "step %d", i)
+		if shm[i].slot {
+			inSlots++
+		} else {
+			inline++
+		}
+	}
+	return inSlots, inline
+}
+
 // TestExchangeInline: steps too large for a slot come inline (in parts
 // over StepMessageBytes), the others in slots, in one exchange; the steps
 // equal DoGet's.
@@ -166,18 +185,7 @@ func TestExchangeInline(t *testing.T) {
 	base := se.budget.Stats().Used
 	plan, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 5, BatchSize: 8, Components: []client.Component{{Project: "p", Table: "a", Weight: 0.9}, {Project: "p", Table: "big", Weight: 0.1}}}, 1)
 	require.NoError(t, err)
-	plain := readAll(t, e.c.ReadRank(ctxT(t), plan.Ranks[0]))
-	shm := readAll(t, e.c.ReadRankShm(ctxT(t), plan.Ranks[0]))
-	require.Len(t, shm, len(plain))
-	var inSlots, inline int
-	for i := range plain {
-		require.Equal(t, plain[i].bytes, shm[i].bytes, "step %d", i)
-		if shm[i].slot {
-			inSlots++
-		} else {
-			inline++
-		}
-	}
+	inSlots, inline := shmEqualsDoGet(t, e, plan.Ranks[0])
 	require.Positive(t, inSlots, "%d inline, %d rings", inline, len(se.ringList()))
 	require.Positive(t, inline)
 	se.waitFreed(base)
@@ -197,18 +205,7 @@ func TestExchangeSmallStepsInline(t *testing.T) {
 	base := se.budget.Stats().Used
 	plan, err := e.c.Resolve(ctxT(t), client.Recipe{Seed: 5, BatchSize: 8, Components: []client.Component{{Project: "p", Table: "a", Weight: 0.9}, {Project: "p", Table: "big", Weight: 0.1}}}, 1)
 	require.NoError(t, err)
-	plain := readAll(t, e.c.ReadRank(ctxT(t), plan.Ranks[0]))
-	shm := readAll(t, e.c.ReadRankShm(ctxT(t), plan.Ranks[0]))
-	require.Len(t, shm, len(plain))
-	var inSlots, inline int
-	for i := range plain {
-		require.Equal(t, plain[i].bytes, shm[i].bytes, "step %d", i)
-		if shm[i].slot {
-			inSlots++
-		} else {
-			inline++
-		}
-	}
+	inSlots, inline := shmEqualsDoGet(t, e, plan.Ranks[0])
 	require.Positive(t, inSlots, "steps with a 5 KiB row go in slots")
 	require.Positive(t, inline, "steps of small rows go inline")
 	se.waitFreed(base)

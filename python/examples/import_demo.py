@@ -15,33 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import weft
-from weft.testing import die_with_parent, free_port
-
-
-def start_flightd(binary: str, store: Path, root: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    log = open(store.parent / "flightd.log", "ab")
-    proc = subprocess.Popen([binary, "serve", "--store", str(store), "--addr", f"127.0.0.1:{port}",
-                             "--import-root", str(root)],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=die_with_parent)
-    uri = f"grpc://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            weft.Client(uri).tables()
-            return proc, uri
-        except Exception:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                sys.exit(f"flightd did not start; see {store.parent / 'flightd.log'}")
-            time.sleep(0.1)
+from video_demo import start_flightd  # the same directory
 
 
 def run(uri: str, source: Path) -> None:
@@ -79,7 +58,8 @@ def main() -> None:
     source = Path(args.source).resolve()
     work = Path(tempfile.mkdtemp(prefix="weft-demo-import-"))
     store = work / "store"
-    proc, uri = start_flightd(args.flightd, store, source.parent)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    proc, uri = start_flightd(args.flightd, store, "--import-root", str(source.parent))
     try:
         run(uri, source)
     finally:

@@ -89,10 +89,11 @@ def contact_sheet(frames: np.ndarray, pad: np.ndarray, component: np.ndarray, sc
     return out
 
 
-def start_flightd(binary: str, store: Path) -> tuple[subprocess.Popen, str]:
+def start_flightd(binary: str, store: Path, *args: str) -> tuple[subprocess.Popen, str]:
+    """`flightd serve` on store (more flags in args), once it answers."""
     port = free_port()
     log = open(store.parent / "flightd.log", "ab")
-    proc = subprocess.Popen([binary, "serve", "--store", str(store), "--addr", f"127.0.0.1:{port}"],
+    proc = subprocess.Popen([binary, "serve", "--store", str(store), "--addr", f"127.0.0.1:{port}", *args],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=die_with_parent)
     uri = f"grpc://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
