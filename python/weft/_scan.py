@@ -156,6 +156,9 @@ class ScanLoader:
         self.drop_last = bool(drop_last)
         self.prefetch = _positive_int("prefetch", prefetch)
         self._pool: Optional[cf.ProcessPoolExecutor] = None
+        # tickets planned before a fork (ScanIterableDataset): server world size g → tickets,
+        # "tail" → the tail run's ticket, "tail_from" → its first sample
+        self._tickets: Optional[dict[Any, Any]] = None
         if _resume is not None:
             self.seed, self.buffer_rows = int(_resume["seed"]), _resume.get("buffer_rows")
             self.step_rows = int(_resume["step_rows"])
@@ -256,7 +259,7 @@ class ScanLoader:
         """(step, batch) of server rank q of g from step ``first``, read by a
         TrainLoader (prefetched in a thread, re-planned when the server goes
         away), or from a planned ticket in a process forked after gRPC was used."""
-        tickets = getattr(self, "_tickets", None)
+        tickets = self._tickets
         if tickets is not None and first == 0 and g in tickets:
             from ._client import join_steps, scan_chunks
 
@@ -275,7 +278,7 @@ class ScanLoader:
         past the run's last full step: the same draws of the same stream,
         from a run with 1-row steps at the same commit, seed and window
         (module doc, "The last partial step")."""
-        tickets = getattr(self, "_tickets", None)
+        tickets = self._tickets
         if tickets is not None and "tail" in tickets and first >= int(tickets["tail_from"]):
             from ._client import join_steps, scan_chunks
 
@@ -301,7 +304,7 @@ class ScanLoader:
     def _server_world(self) -> int:
         """g: the server's world size this rank reads (module doc)."""
         g = math.gcd(self.step_rows, self.world.world_size)
-        tickets = getattr(self, "_tickets", None)
+        tickets = self._tickets
         if tickets is not None:  # planned before a fork: the largest planned g that divides it
             g = max(h for h in tickets if isinstance(h, int) and g % h == 0)
         return g
@@ -554,7 +557,8 @@ def resume_data_loader(scan: ScanRequest, checkpoint: dict[str, Any], batch_size
     if diffs:
         raise InvalidArgument("resume_data_loader: the checkpoint is of another scan: " + "; ".join(diffs))
     sample, rows = checkpoint.get("sample"), checkpoint.get("rows")
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (sample, rows)) or sample > rows:
+    if not (isinstance(sample, int) and isinstance(rows, int)) or isinstance(sample, bool) or isinstance(rows, bool) \
+            or not 0 <= sample <= rows:
         raise InvalidArgument(f"resume_data_loader: sample {sample!r} of rows {rows!r} is not a position")
     if world is None:
         world = World.detect() if checkpoint.get("world_size", 1) > 1 else World()
