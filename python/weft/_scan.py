@@ -117,10 +117,17 @@ def _shuffle(seed: Optional[int], shuffle: Optional[ShuffleConfig]) -> tuple[int
 
 
 def _no_shards(shards: Any, what: str) -> None:
+    """Refuses shards=: a scan loader is one run whose sample p goes to rank
+    p mod W, among the rows the filter matches, so every rank already gets
+    its share within one row; shards (a partition of endpoints for
+    ScanDataset's readers) would be a second partition and break resume,
+    which is one sample number of the run (docs/python.md, "Scan loaders")."""
     if shards is not None:
-        raise InvalidArgument(f"{what}: shards= is not needed here: a scan loader is one run, which gives every rank "
-                              "the samples p ≡ rank (mod world_size), so ranks differ by at most one row whatever the "
-                              "filter; use shards with weft.ScanDataset")
+        raise InvalidArgument(f"{what}: shards= is not taken here: a scan loader is one run, which gives rank r of W "
+                              "the samples p ≡ r (mod W) of the rows the filter matches, so ranks already differ by "
+                              "at most one row whatever the filter, and a checkpoint is one sample of that run; "
+                              "shards balance endpoints among readers: use them with "
+                              "weft.ScanDataset(scan, shards=scan.shards())")
 
 
 class ScanLoader:
