@@ -2,6 +2,7 @@ package tables
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -90,6 +91,16 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 	}()
 	var rest []arrow.Field // columns for pqarrow
 	for i, fd := range projected.Fields() {
+		if leaf := fixedListLeaf(md, fd); leaf >= 0 {
+			cols[i], err = r.readFixedList(ctx, f, b, leaf, fd)
+			switch {
+			case errors.Is(err, errNotDirect):
+				rest = append(rest, fd)
+			case err != nil:
+				return nil, err
+			}
+			continue
+		}
 		leaf := directLeaf(md, fd)
 		if leaf < 0 {
 			rest = append(rest, fd)

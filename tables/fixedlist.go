@@ -1,0 +1,167 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/weftdata/weft/versions"
+)
+
+// Fixed-size lists of numbers (embeddings, actions, states) are read
+// directly too: pqarrow reads them as lists (delimiting records from the
+// repetition levels, building offsets and validity, then casting), which
+// costs more than decoding the values. When a block's rows are all present
+// and hold all their elements (no null lists, no null elements: what the
+// column chunk's statistics say), every Parquet level is one value and
+// row k's values are levels [kN, kN+N), so the values decode straight into
+// the Arrow child buffer and the levels only need checking.
+
+// errNotDirect: the block's values are not all present; read it through
+// pqarrow.
+var errNotDirect = errors.New("not a direct fixed-size list block")
+
+// fixedListLeaf returns the Parquet leaf index of field f when it is a
+// top-level fixed-size list of float32, float64, int32 or int64 stored as
+// one repeated leaf of the matching physical type; -1 otherwise.
+func fixedListLeaf(md *metadata.FileMetaData, f arrow.Field) int {
+	fl, ok := f.Type.(*arrow.FixedSizeListType)
+	if !ok || fl.Len() < 1 {
+		return -1
+	}
+	var want parquet.Type
+	switch fl.Elem().ID() {
+	case arrow.FLOAT32:
+		want = parquet.Types.Float
+	case arrow.FLOAT64:
+		want = parquet.Types.Double
+	case arrow.INT32:
+		want = parquet.Types.Int32
+	case arrow.INT64:
+		want = parquet.Types.Int64
+	default:
+		return -1
+	}
+	leaf := -1
+	for i := range md.Schema.NumColumns() {
+		c := md.Schema.Column(i)
+		if c.ColumnPath()[0] != f.Name {
+			continue
+		}
+		if leaf >= 0 || len(c.ColumnPath()) != 3 || c.PhysicalType() != want || c.MaxRepetitionLevel() != 1 {
+			return -1
+		}
+		leaf = i
+	}
+	return leaf
+}
+
+// levelReader is a typed Parquet column chunk reader.
+type levelReader[T any] interface {
+	ReadBatch(batchSize int64, values []T, defLvls, repLvls []int16) (int64, int, error)
+	SeekToRow(row int64) error
+}
+
+// readFixedList reads rows [b.Offset, b.Offset+b.Rows) of fixed-size list
+// column field (leaf: fixedListLeaf's answer), or fails with errNotDirect
+// when some row or element of them is null or a row is short.
+func (r *Reader) readFixedList(ctx context.Context, f *dataFile, b Block, leaf int, field arrow.Field) (arrow.Array, error) {
+	rg := f.pf.MetaData().RowGroup(b.RowGroup)
+	cc, err := rg.ColumnChunk(leaf)
+	if err != nil {
+		return nil, fmt.Errorf("read %s row group %d column %q: %w", f.key, b.RowGroup, field.Name, err)
+	}
+	if ok, err := cc.StatsSet(); err != nil || !ok {
+		return nil, errNotDirect
+	}
+	if st, err := cc.Statistics(); err != nil || st == nil || !st.HasNullCount() || st.NullCount() != 0 {
+		return nil, errNotDirect
+	}
+	cr, err := f.pf.RowGroup(b.RowGroup).Column(leaf)
+	if err != nil {
+		return nil, fmt.Errorf("read %s row group %d column %q: %w", f.key, b.RowGroup, field.Name, err)
+	}
+	if c, ok := cr.(io.Closer); ok {
+		defer c.Close()
+	}
+	maxDef := cr.Descriptor().MaxDefinitionLevel()
+	switch rd := cr.(type) {
+	case *file.Float32ColumnChunkReader:
+		return readFixed[float32](ctx, r, rd, f, b, field, maxDef)
+	case *file.Float64ColumnChunkReader:
+		return readFixed[float64](ctx, r, rd, f, b, field, maxDef)
+	case *file.Int32ColumnChunkReader:
+		return readFixed[int32](ctx, r, rd, f, b, field, maxDef)
+	case *file.Int64ColumnChunkReader:
+		return readFixed[int64](ctx, r, rd, f, b, field, maxDef)
+	}
+	return nil, fmt.Errorf("%w: %s column %q has reader %T", versions.ErrCorrupt, f.key, field.Name, cr)
+}
+
+// fixedLevels is how many levels readFixed reads at a time.
+const fixedLevels = 16 << 10
+
+func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Reader, rd levelReader[T], f *dataFile, b Block, field arrow.Field, maxDef int16) (arrow.Array, error) {
+	fl := field.Type.(*arrow.FixedSizeListType)
+	n := int64(fl.Len())
+	total := b.Rows * n
+	if b.Offset > 0 {
+		if err := rd.SeekToRow(b.Offset); err != nil {
+			return nil, fmt.Errorf("seek %s row group %d column %q to row %d: %w", f.key, b.RowGroup, field.Name, b.Offset, err)
+		}
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	// Every byte is written (every level is a value) before the buffer
+	// becomes an array, so it may come from the recycling pool.
+	raw := r.values.Allocate(int(total) * size)
+	handed := false
+	defer func() {
+		if !handed {
+			r.values.Free(raw)
+		}
+	}()
+	vals := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), total)
+	defs := make([]int16, fixedLevels)
+	reps := make([]int16, fixedLevels)
+	for got := int64(0); got < total; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		want := min(fixedLevels, total-got)
+		levels, nvals, err := rd.ReadBatch(want, vals[got:got+want], defs, reps)
+		if err != nil {
+			return nil, fmt.Errorf("read %s row group %d column %q: %w", f.key, b.RowGroup, field.Name, err)
+		}
+		if levels == 0 {
+			return nil, fmt.Errorf("%w: %s row group %d column %q ends at row %d of %d", versions.ErrCorrupt, f.key, b.RowGroup, field.Name, b.Offset+got/n, b.Offset+b.Rows)
+		}
+		if int64(nvals) != levels {
+			return nil, errNotDirect
+		}
+		for i := range levels {
+			first := (got+i)%n == 0
+			if defs[i] != maxDef || (reps[i] == 0) != first {
+				return nil, errNotDirect
+			}
+		}
+		got += levels
+	}
+	buf := memory.NewBufferWithAllocator(raw, r.values)
+	handed = true
+	defer buf.Release()
+	child := array.NewData(fl.Elem(), int(total), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer child.Release()
+	d := array.NewData(fl, int(b.Rows), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
