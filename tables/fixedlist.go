@@ -17,14 +17,15 @@ import (
 	"github.com/weftdata/weft/versions"
 )
 
-// Fixed-size lists of numbers (embeddings, actions, states) are read
-// directly too: pqarrow reads them as lists (delimiting records from the
+// Fixed-size lists of numbers (embeddings, actions, states), and flat
+// number columns, are read directly too: pqarrow reads them as lists (delimiting records from the
 // repetition levels, building offsets and validity, then casting), which
 // costs more than decoding the values. When a block's rows are all present
 // and hold all their elements (no null lists, no null elements: what the
 // column chunk's statistics say), every Parquet level is one value and
 // row k's values are levels [kN, kN+N), so the values decode straight into
-// the Arrow child buffer and the levels only need checking.
+// the Arrow child buffer and the levels only need checking. A flat column
+// is the case N = 1 without repetition levels.
 
 // errNotDirect: the block's values are not all present; read it through
 // pqarrow.
@@ -32,14 +33,18 @@ var errNotDirect = errors.New("not a direct fixed-size list block")
 
 // fixedListLeaf returns the Parquet leaf index of field f when it is a
 // top-level fixed-size list of float32, float64, int32 or int64 stored as
-// one repeated leaf of the matching physical type; -1 otherwise.
+// one repeated leaf of the matching physical type, or a top-level column
+// of one of those types stored as one flat leaf; -1 otherwise.
 func fixedListLeaf(md *metadata.FileMetaData, f arrow.Field) int {
-	fl, ok := f.Type.(*arrow.FixedSizeListType)
-	if !ok || fl.Len() < 1 {
-		return -1
+	elem, depth, rep := f.Type, 1, int16(0)
+	if fl, ok := f.Type.(*arrow.FixedSizeListType); ok {
+		if fl.Len() < 1 {
+			return -1
+		}
+		elem, depth, rep = fl.Elem(), 3, 1
 	}
 	var want parquet.Type
-	switch fl.Elem().ID() {
+	switch elem.ID() {
 	case arrow.FLOAT32:
 		want = parquet.Types.Float
 	case arrow.FLOAT64:
@@ -57,7 +62,7 @@ func fixedListLeaf(md *metadata.FileMetaData, f arrow.Field) int {
 		if c.ColumnPath()[0] != f.Name {
 			continue
 		}
-		if leaf >= 0 || len(c.ColumnPath()) != 3 || c.PhysicalType() != want || c.MaxRepetitionLevel() != 1 {
+		if leaf >= 0 || len(c.ColumnPath()) != depth || c.PhysicalType() != want || c.MaxRepetitionLevel() != rep {
 			return -1
 		}
 		leaf = i
@@ -71,9 +76,10 @@ type levelReader[T any] interface {
 	SeekToRow(row int64) error
 }
 
-// readFixedList reads rows [b.Offset, b.Offset+b.Rows) of fixed-size list
-// column field (leaf: fixedListLeaf's answer), or fails with errNotDirect
-// when some row or element of them is null or a row is short.
+// readFixedList reads rows [b.Offset, b.Offset+b.Rows) of field, a
+// fixed-size list or flat number column (leaf: fixedListLeaf's answer), or
+// fails with errNotDirect when some value of them is null or a row is
+// short.
 func (r *Reader) readFixedList(ctx context.Context, f *dataFile, b Block, leaf int, field arrow.Field) (arrow.Array, error) {
 	rg := f.pf.MetaData().RowGroup(b.RowGroup)
 	cc, err := rg.ColumnChunk(leaf)
@@ -111,8 +117,11 @@ func (r *Reader) readFixedList(ctx context.Context, f *dataFile, b Block, leaf i
 const fixedLevels = 16 << 10
 
 func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Reader, rd levelReader[T], f *dataFile, b Block, field arrow.Field, maxDef int16) (arrow.Array, error) {
-	fl := field.Type.(*arrow.FixedSizeListType)
-	n := int64(fl.Len())
+	fl, list := field.Type.(*arrow.FixedSizeListType)
+	n, elem := int64(1), field.Type
+	if list {
+		n, elem = int64(fl.Len()), fl.Elem()
+	}
 	total := b.Rows * n
 	if b.Offset > 0 {
 		if err := rd.SeekToRow(b.Offset); err != nil {
@@ -131,8 +140,13 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 		}
 	}()
 	vals := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), total)
-	defs := make([]int16, fixedLevels)
-	reps := make([]int16, fixedLevels)
+	var defs, reps []int16
+	if maxDef > 0 {
+		defs = make([]int16, fixedLevels)
+	}
+	if list {
+		reps = make([]int16, fixedLevels)
+	}
 	for got := int64(0); got < total; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -148,9 +162,13 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 		if int64(nvals) != levels {
 			return nil, errNotDirect
 		}
-		for i := range levels {
-			first := (got+i)%n == 0
-			if defs[i] != maxDef || (reps[i] == 0) != first {
+		for _, d := range defs[:min(levels, int64(len(defs)))] {
+			if d != maxDef {
+				return nil, errNotDirect
+			}
+		}
+		for i, rep := range reps[:min(levels, int64(len(reps)))] {
+			if (rep == 0) != ((got+int64(i))%n == 0) {
 				return nil, errNotDirect
 			}
 		}
@@ -159,8 +177,11 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 	buf := memory.NewBufferWithAllocator(raw, r.values)
 	handed = true
 	defer buf.Release()
-	child := array.NewData(fl.Elem(), int(total), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	child := array.NewData(elem, int(total), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	defer child.Release()
+	if !list {
+		return array.MakeFromData(child), nil
+	}
 	d := array.NewData(fl, int(b.Rows), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	defer d.Release()
 	return array.MakeFromData(d), nil

@@ -17,7 +17,8 @@ import (
 // TestReadFixedList: fixed-size list columns of numbers read directly
 // (all elements present) or through pqarrow (some null element) give the
 // rows written, for whole row groups and for pieces that start inside a
-// row group (a seek across pages: f32 and f64 span several).
+// row group (a seek across pages: f32 and f64 span several); so do flat
+// number columns, direct or not.
 func TestReadFixedList(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -36,6 +37,9 @@ func TestReadFixedList(t *testing.T) {
 		{Name: "i64", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int64), Nullable: true},
 		{Name: "f64", Type: arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float64), Nullable: true},
 		{Name: "i32", Type: arrow.FixedSizeListOfNonNullable(1, arrow.PrimitiveTypes.Int32)},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "u", Type: arrow.PrimitiveTypes.Uint32}, // pqarrow's
 	}, nil)
 	bld := array.NewRecordBuilder(mem, schema)
 	for id := range int64(rows) {
@@ -62,6 +66,13 @@ func TestReadFixedList(t *testing.T) {
 		i32 := bld.Field(4).(*array.FixedSizeListBuilder)
 		i32.Append(true)
 		i32.ValueBuilder().(*array.Int32Builder).Append(int32(id))
+		if id >= group && id%999 == 0 {
+			bld.Field(5).AppendNull()
+		} else {
+			bld.Field(5).(*array.Float64Builder).Append(float64(id) / 3)
+		}
+		bld.Field(6).(*array.Int32Builder).Append(int32(-id))
+		bld.Field(7).(*array.Uint32Builder).Append(uint32(id) << 16)
 	}
 	want := bld.NewRecordBatch()
 	bld.Release()
@@ -77,8 +88,13 @@ func TestReadFixedList(t *testing.T) {
 
 	r := s.NewReader(nil)
 	defer r.Close()
+	f, err := s.openFile(ctx, ver, 0, r.scratch)
+	require.NoError(t, err)
+	require.Equal(t, -1, fixedListLeaf(f.pf.MetaData(), schema.Field(7)), "uint32 is not read directly")
+	require.NoError(t, f.Close())
 	// Which (row group, column) pairs read directly.
-	direct := map[string][]bool{"f32": {true, true}, "i64": {true, false}, "f64": {false, false}, "i32": {true, true}}
+	direct := map[string][]bool{"f32": {true, true}, "i64": {true, false}, "f64": {false, false}, "i32": {true, true},
+		"id": {true, true}, "x": {true, false}, "n": {true, true}}
 	for name, wantDirect := range direct {
 		for rg, d := range wantDirect {
 			f, err := s.openFile(ctx, ver, 0, r.scratch)
