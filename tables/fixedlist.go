@@ -151,7 +151,8 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		want := min(fixedLevels, total-got)
+		want := min(max(fixedLevels/n, 1)*n, total-got) // whole rows
+
 		levels, nvals, err := rd.ReadBatch(want, vals[got:got+want], defs, reps)
 		if err != nil {
 			return nil, fmt.Errorf("read %s row group %d column %q: %w", f.key, b.RowGroup, field.Name, err)
@@ -162,15 +163,11 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 		if int64(nvals) != levels {
 			return nil, errNotDirect
 		}
-		for _, d := range defs[:min(levels, int64(len(defs)))] {
-			if d != maxDef {
-				return nil, errNotDirect
-			}
+		if defs != nil && !allEqual16(defs[:levels], maxDef) {
+			return nil, errNotDirect
 		}
-		for i, rep := range reps[:min(levels, int64(len(reps)))] {
-			if (rep == 0) != ((got+int64(i))%n == 0) {
-				return nil, errNotDirect
-			}
+		if reps != nil && !rowStarts(reps[:levels], got%n, n) {
+			return nil, errNotDirect
 		}
 		got += levels
 	}
@@ -185,4 +182,73 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 	d := array.NewData(fl, int(b.Rows), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	defer d.Release()
 	return array.MakeFromData(d), nil
+}
+
+// allEqual16 says whether every element of s is v (four at a time).
+func allEqual16(s []int16, v int16) bool {
+	words := len(s) / 4
+	if words > 0 {
+		pat := uint64(uint16(v)) * 0x0001_0001_0001_0001
+		for _, w := range unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), words) {
+			if w != pat {
+				return false
+			}
+		}
+	}
+	for _, x := range s[words*4:] {
+		if x != v {
+			return false
+		}
+	}
+	return true
+}
+
+// rowStarts says whether repetition levels reps (each 0 or 1: the column's
+// maximum is 1), the first of which is element first of its row, start a
+// row exactly every n levels: reps[i] == 0 iff (first+i) mod n == 0.
+func rowStarts(reps []int16, first, n int64) bool {
+	if first == 0 && int64(len(reps))%n == 0 {
+		// Each row's first level is 0 and the others sum to n-1 per row:
+		// with levels in {0, 1}, that is all of them 1.
+		rows := int64(len(reps)) / n
+		for k := range rows {
+			if reps[k*n] != 0 {
+				return false
+			}
+		}
+		return sum16(reps) == int64(len(reps))-rows
+	}
+	for i, rep := range reps {
+		if (rep == 0) != ((first+int64(i))%n == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// sum16 sums levels in {0, 1}, four at a time (a lane sums at most
+// fixedLevels/4 < 2^16 of them between flushes).
+func sum16(s []int16) int64 {
+	var total int64
+	words := len(s) / 4
+	ws := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(s))), words)
+	for len(ws) > 0 {
+		chunk := ws[:min(len(ws), 1<<14)]
+		ws = ws[len(chunk):]
+		var acc uint64
+		for _, w := range chunk {
+			acc += w & 0x0001_0001_0001_0001
+			if w&^0x0001_0001_0001_0001 != 0 {
+				return -1 // a level above 1
+			}
+		}
+		total += int64(acc&0xffff + acc>>16&0xffff + acc>>32&0xffff + acc>>48)
+	}
+	for _, x := range s[words*4:] {
+		if x&^1 != 0 {
+			return -1
+		}
+		total += int64(x)
+	}
+	return total
 }

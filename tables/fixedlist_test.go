@@ -139,3 +139,59 @@ func TestReadFixedList(t *testing.T) {
 		})
 	}
 }
+
+func TestLevelChecks(t *testing.T) {
+	rows := func(n, k int, tweak func([]int16)) []int16 {
+		s := make([]int16, 0, n*k)
+		for range k {
+			s = append(s, 0)
+			for range n - 1 {
+				s = append(s, 1)
+			}
+		}
+		if tweak != nil {
+			tweak(s)
+		}
+		return s
+	}
+	cases := []struct {
+		name  string
+		reps  []int16
+		first int64
+		n     int64
+		want  bool
+	}{
+		{"rows of 8", rows(8, 1000, nil), 0, 8, true},
+		{"rows of 3", rows(3, 7, nil), 0, 3, true},
+		{"rows of 1", rows(1, 9, nil), 0, 1, true},
+		{"a short row", rows(8, 10, func(s []int16) { s[13] = 0 }), 0, 8, false},
+		{"a long row", rows(8, 10, func(s []int16) { s[16] = 1 }), 0, 8, false},
+		{"a level of 2", rows(8, 10, func(s []int16) { s[9], s[10] = 0, 2 }), 0, 8, false},
+		{"starting inside a row", rows(4, 5, nil)[2:], 2, 4, true},
+		{"starting inside a row, wrong", rows(4, 5, nil)[2:], 1, 4, false},
+		{"part of a row", rows(5, 3, nil)[:12], 0, 5, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, rowStarts(tc.reps, tc.first, tc.n))
+		})
+	}
+	for _, n := range []int{0, 1, 3, 4, 5, 17, 4096} {
+		s := make([]int16, n)
+		for i := range s {
+			s[i] = 3
+		}
+		require.True(t, allEqual16(s, 3), "len %d", n)
+		if n > 0 {
+			s[n-1] = 2
+			require.False(t, allEqual16(s, 3), "len %d, last differs", n)
+			s[n-1], s[0] = 3, -3
+			require.False(t, allEqual16(s, 3), "len %d, first differs", n)
+		}
+	}
+	big := make([]int16, 5<<16+3) // lanes flushed more than once
+	for i := range big {
+		big[i] = int16(i % 2)
+	}
+	require.EqualValues(t, len(big)/2, sum16(big))
+}
