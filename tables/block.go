@@ -91,8 +91,8 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 	}()
 	var rest []arrow.Field // columns for pqarrow
 	for i, fd := range projected.Fields() {
-		if leaf := fixedListLeaf(md, fd); leaf >= 0 {
-			cols[i], err = r.readFixedList(ctx, f, b, leaf, fd)
+		if leaf := fixedLeaf(md, fd); leaf >= 0 {
+			cols[i], err = r.readFixedColumn(ctx, f, b, leaf, fd)
 			switch {
 			case errors.Is(err, errNotDirect):
 				rest = append(rest, fd)

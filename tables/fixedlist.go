@@ -2,7 +2,6 @@ package tables
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"unsafe"
@@ -18,24 +17,21 @@ import (
 )
 
 // Fixed-size lists of numbers (embeddings, actions, states), and flat
-// number columns, are read directly too: pqarrow reads them as lists (delimiting records from the
-// repetition levels, building offsets and validity, then casting), which
-// costs more than decoding the values. When a block's rows are all present
+// number columns, are read directly too. pqarrow reads a fixed-size list
+// as a list (delimiting records from the repetition levels, building
+// offsets and validity, growing its buffers, then casting), which costs
+// more than decoding the values. When a block's rows are all present
 // and hold all their elements (no null lists, no null elements: what the
 // column chunk's statistics say), every Parquet level is one value and
 // row k's values are levels [kN, kN+N), so the values decode straight into
 // the Arrow child buffer and the levels only need checking. A flat column
 // is the case N = 1 without repetition levels.
 
-// errNotDirect: the block's values are not all present; read it through
-// pqarrow.
-var errNotDirect = errors.New("not a direct fixed-size list block")
-
-// fixedListLeaf returns the Parquet leaf index of field f when it is a
+// fixedLeaf returns the Parquet leaf index of field f when it is a
 // top-level fixed-size list of float32, float64, int32 or int64 stored as
 // one repeated leaf of the matching physical type, or a top-level column
 // of one of those types stored as one flat leaf; -1 otherwise.
-func fixedListLeaf(md *metadata.FileMetaData, f arrow.Field) int {
+func fixedLeaf(md *metadata.FileMetaData, f arrow.Field) int {
 	elem, depth, rep := f.Type, 1, int16(0)
 	if fl, ok := f.Type.(*arrow.FixedSizeListType); ok {
 		if fl.Len() < 1 {
@@ -76,11 +72,11 @@ type levelReader[T any] interface {
 	SeekToRow(row int64) error
 }
 
-// readFixedList reads rows [b.Offset, b.Offset+b.Rows) of field, a
-// fixed-size list or flat number column (leaf: fixedListLeaf's answer), or
+// readFixedColumn reads rows [b.Offset, b.Offset+b.Rows) of field, a
+// fixed-size list or flat number column (leaf: fixedLeaf's answer), or
 // fails with errNotDirect when some value of them is null or a row is
 // short.
-func (r *Reader) readFixedList(ctx context.Context, f *dataFile, b Block, leaf int, field arrow.Field) (arrow.Array, error) {
+func (r *Reader) readFixedColumn(ctx context.Context, f *dataFile, b Block, leaf int, field arrow.Field) (arrow.Array, error) {
 	rg := f.pf.MetaData().RowGroup(b.RowGroup)
 	cc, err := rg.ColumnChunk(leaf)
 	if err != nil {

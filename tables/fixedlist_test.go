@@ -90,7 +90,7 @@ func TestReadFixedList(t *testing.T) {
 	defer r.Close()
 	f, err := s.openFile(ctx, ver, 0, r.scratch)
 	require.NoError(t, err)
-	require.Equal(t, -1, fixedListLeaf(f.pf.MetaData(), schema.Field(7)), "uint32 is not read directly")
+	require.Equal(t, -1, fixedLeaf(f.pf.MetaData(), schema.Field(7)), "uint32 is not read directly")
 	require.NoError(t, f.Close())
 	// Which (row group, column) pairs read directly.
 	direct := map[string][]bool{"f32": {true, true}, "i64": {true, false}, "f64": {false, false}, "i32": {true, true},
@@ -100,10 +100,10 @@ func TestReadFixedList(t *testing.T) {
 			f, err := s.openFile(ctx, ver, 0, r.scratch)
 			require.NoError(t, err)
 			fd := schema.Field(schema.FieldIndices(name)[0])
-			leaf := fixedListLeaf(f.pf.MetaData(), fd)
+			leaf := fixedLeaf(f.pf.MetaData(), fd)
 			require.GreaterOrEqual(t, leaf, 0, name)
 			b := ver.Blocks()[rg]
-			col, err := r.readFixedList(ctx, f, b, leaf, fd)
+			col, err := r.readFixedColumn(ctx, f, b, leaf, fd)
 			if d {
 				require.NoError(t, err, "%s row group %d", name, rg)
 				col.Release()
