@@ -9,6 +9,7 @@ for each filter, alternates rounds of
   on the very data files the table's manifest names (read in this process),
 
 and prints input rows/s (table rows ÷ seconds, median of the rounds) and
+the CPU seconds each used (flightd and client together for Weft), and
 the bytes each read: /proc/PID/io `rchar` of flightd for Weft (its reads of
 data files; the Flight messages it sends are writes) and of this process
 for pyarrow. Both run warm (the files in the page cache). Run:
@@ -62,6 +63,12 @@ def rchar(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process pid so far."""
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flightd", default=str(REPO / "bin" / "flightd"))
@@ -100,17 +107,19 @@ def main() -> int:
             assert got.num_rows == want.num_rows, name
             assert sorted(got.column("id").to_pylist()) == sorted(want.column("id").to_pylist()), name
             w, p = [], []
+            pid = server.proc.pid
             for _ in range(args.rounds):
-                b0, t0 = rchar(server.proc.pid), time.perf_counter()
+                b0, c0, t0 = rchar(pid), cpu_seconds(pid) + time.process_time(), time.perf_counter()
                 scan.read()
-                w.append((time.perf_counter() - t0, rchar(server.proc.pid) - b0))
-                b0, t0 = rchar(os.getpid()), time.perf_counter()
+                w.append((time.perf_counter() - t0, rchar(pid) - b0, cpu_seconds(pid) + time.process_time() - c0))
+                b0, c0, t0 = rchar(os.getpid()), time.process_time(), time.perf_counter()
                 dataset.to_table(columns=columns, filter=expr)
-                p.append((time.perf_counter() - t0, rchar(os.getpid()) - b0))
+                p.append((time.perf_counter() - t0, rchar(os.getpid()) - b0, time.process_time() - c0))
             ws, ps = statistics.median(x[0] for x in w), statistics.median(x[0] for x in p)
             wb, pb = statistics.median(x[1] for x in w), statistics.median(x[1] for x in p)
+            wc, pcpu = statistics.median(x[2] for x in w), statistics.median(x[2] for x in p)
             rows.append(f"| {name} | `{text}` | {want.num_rows:,} | {n / ws / 1e6:,.1f} M | {n / ps / 1e6:,.1f} M | "
-                        f"{ps / ws:.2f}× | {wb / 2**20:,.1f} MiB | {pb / 2**20:,.1f} MiB |")
+                        f"{ps / ws:.2f}× | {wc:.2f} s | {pcpu:.2f} s | {wb / 2**20:,.1f} MiB | {pb / 2**20:,.1f} MiB |")
             print(rows[-1], file=sys.stderr)
         size = sum(os.path.getsize(f) for f in files)
         machine = f"{os.cpu_count()} cores, {platform.platform()}"
@@ -125,11 +134,13 @@ def main() -> int:
             f"{args.rounds} rounds alternating the two. Weft: `scan_request(columns, filter=…).read()` — planning, "
             "flightd reading and filtering, and every matching row sent over Flight (loopback) into a pyarrow Table "
             "in the client. pyarrow: `dataset(files).to_table(columns, filter=expr)` in-process, all cores. Rows/s "
-            "counts table rows (input). Bytes read: `rchar` of flightd (Weft) and of the benchmark process "
-            "(pyarrow) over one round.",
+            "counts table rows (input). CPU: user + system seconds of one round, flightd's and the client's "
+            "together for Weft, the benchmark process's for pyarrow (what a scan costs, whatever else runs on the "
+            "machine). Bytes read: `rchar` of flightd (Weft) and of the benchmark process (pyarrow) over one round.",
             "",
-            "| filter | text | matching rows | Weft rows/s | pyarrow rows/s | Weft / pyarrow | Weft bytes read | pyarrow bytes read |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| filter | text | matching rows | Weft rows/s | pyarrow rows/s | Weft / pyarrow | Weft CPU | pyarrow CPU "
+            "| Weft bytes read | pyarrow bytes read |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
             *rows,
             "",
         ]

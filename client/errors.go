@@ -15,6 +15,9 @@ import (
 // parts are out of order). It is a corrupt reply, not bad input.
 var ErrBadResponse = fmt.Errorf("%w: bad response from the server", errdefs.ErrCorrupt)
 
+// ErrReaderClosed: Read on a ReadMedia reader after Close.
+var ErrReaderClosed = fmt.Errorf("%w: reader closed", errdefs.ErrFailedPrecondition)
+
 // Error is an error the server answered: its gRPC status, classified by
 // the errdefs kind it wraps (errgrpc.Kind: nil for Internal and Unknown).
 type Error struct {

@@ -12,6 +12,8 @@ import (
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"google.golang.org/grpc"
+
 	"github.com/weftdata/weft/errdefs"
 )
 
@@ -168,7 +170,23 @@ func (c *Client) StatMedia(ctx context.Context, project, sha string) (StatMediaR
 // (Stored false); the server may then answer before reading the stream.
 // The object is invisible until an append names it in a video column.
 func (c *Client) PutMedia(ctx context.Context, project, name string, r io.Reader, size int64, sha string) (MediaPutResult, error) {
-	cmd, err := json.Marshal(MediaCommand{Media: &MediaPut{Project: project, SHA256: sha, Size: &size, Name: name}})
+	return c.putMedia(ctx, MediaPut{Project: project, SHA256: sha, Size: &size, Name: name, Kind: MediaKindVideo}, r)
+}
+
+// PutFile uploads any file r (size bytes whose SHA-256 is sha, lowercase
+// hex) to project as a media object of kind MediaKindFile: streamed in
+// MediaChunkBytes messages, stored content-addressed, not looked into
+// (the result's video fields are zero). It is invisible until an append
+// names it in a file column (tables.KindFile, e.g. a checkpoint's
+// weights), and gc deletes it after its grace period if no commit does.
+// Read it back with ReadMedia.
+func (c *Client) PutFile(ctx context.Context, project, name string, r io.Reader, size int64, sha string) (MediaPutResult, error) {
+	return c.putMedia(ctx, MediaPut{Project: project, SHA256: sha, Size: &size, Name: name, Kind: MediaKindFile}, r)
+}
+
+func (c *Client) putMedia(ctx context.Context, m MediaPut, r io.Reader) (MediaPutResult, error) {
+	name := m.Name
+	cmd, err := json.Marshal(MediaCommand{Media: &m})
 	if err != nil {
 		return MediaPutResult{}, err
 	}
@@ -212,4 +230,117 @@ func (c *Client) PutMedia(ctx context.Context, project, name string, r io.Reader
 		return MediaPutResult{}, err
 	}
 	return res, nil
+}
+
+// ReadMedia returns the bytes [offset, offset+length) of the media object
+// with digest sha in project (fewer at the object's end; length < 0 reads
+// to the end), as a reader that streams them: it calls read_media for at
+// most MaxReadMediaBytes at a time as it is read, and holds one result
+// (at most MediaChunkBytes) in memory. Close it to stop early. A missing
+// object fails the first Read with an error wrapping errdefs.ErrNotFound.
+func (c *Client) ReadMedia(ctx context.Context, project, sha string, offset, length int64) (io.ReadCloser, error) {
+	if offset < 0 {
+		return nil, fmt.Errorf("%w: read media %s: offset %d; give offset ≥ 0", errdefs.ErrInvalidArgument, sha, offset)
+	}
+	if err := required("project", project); err != nil {
+		return nil, err
+	}
+	if err := required("sha256", sha); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	return &mediaReader{c: c, ctx: ctx, cancel: cancel, project: project, sha: sha, off: offset, left: length, step: MaxReadMediaBytes}, nil
+}
+
+// readMediaSlack is the room a read_media result message needs beyond
+// its bytes (protobuf framing).
+const readMediaSlack = 64 << 10
+
+// mediaReader is ReadMedia's reader: one read_media call at a time.
+type mediaReader struct {
+	c       *Client
+	ctx     context.Context
+	cancel  context.CancelFunc
+	project string
+	sha     string
+	off     int64 // the object offset of the next byte to request
+	left    int64 // bytes still to request; < 0: to the end
+	step    int64 // bytes per call (MaxReadMediaBytes)
+	stream  arrowflight.FlightService_DoActionClient
+	asked   int64 // bytes the current call asked for
+	got     int64 // bytes the current call returned so far
+	buf     []byte
+	err     error
+}
+
+func (m *mediaReader) Read(p []byte) (int, error) {
+	for len(m.buf) == 0 {
+		if m.err != nil {
+			return 0, m.err
+		}
+		m.next()
+	}
+	n := copy(p, m.buf)
+	m.buf = m.buf[n:]
+	return n, nil
+}
+
+// next fills buf with the next result, starting a call when none is open,
+// or sets err (io.EOF at the range's or the object's end).
+func (m *mediaReader) next() {
+	if m.stream == nil {
+		if m.left == 0 {
+			m.err = io.EOF
+			return
+		}
+		n := m.step
+		if m.left > 0 {
+			n = min(n, m.left)
+		}
+		body, err := json.Marshal(ReadMediaRequest{Project: m.project, SHA256: m.sha, Offset: m.off, Length: n})
+		if err != nil {
+			m.err = err
+			return
+		}
+		// A result is MediaChunkBytes of bytes plus its framing: more than
+		// gRPC's default 4 MiB receive limit.
+		s, err := m.c.fc.DoAction(m.ctx, &arrowflight.Action{Type: ActionReadMedia, Body: body},
+			grpc.MaxCallRecvMsgSize(MediaChunkBytes+readMediaSlack))
+		if err != nil {
+			m.err = fromWire(err)
+			return
+		}
+		m.stream, m.asked, m.got = s, n, 0
+	}
+	r, err := m.stream.Recv()
+	switch {
+	case errors.Is(err, io.EOF):
+		m.stream = nil
+		m.off += m.got
+		if m.left > 0 {
+			m.left -= m.got
+		}
+		if m.got < m.asked {
+			m.left = 0 // the object ended inside this call's range
+		}
+	case err != nil:
+		m.err = fromWire(err)
+	default:
+		if m.got+int64(len(r.Body)) > m.asked {
+			m.err = fmt.Errorf("%w: read_media answered more than the %d bytes asked", ErrBadResponse, m.asked)
+			return
+		}
+		m.got += int64(len(r.Body))
+		m.buf = r.Body
+	}
+}
+
+// Close stops the read; it always returns nil.
+func (m *mediaReader) Close() error {
+	m.cancel()
+	if m.err == nil {
+		m.err = fmt.Errorf("read media %s: %w", m.sha, ErrReaderClosed)
+	}
+	m.buf = nil
+	return nil
 }

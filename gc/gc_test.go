@@ -396,3 +396,75 @@ func TestCollectMedia(t *testing.T) {
 	_, err = b.Stat(ctx, versions.MediaKey("p", orphan))
 	require.ErrorIs(t, err, bucket.ErrNotFound, "an unnamed old media object is deleted")
 }
+
+// TestCollectCheckpointWeights: a checkpoint's weights, a media object of
+// kind file that a file column of the checkpoints table names, are kept
+// by the manifest (also after later rows stop naming them); the weights
+// of a save killed between upload and commit (an object no manifest
+// names) are kept while young and deleted once older than the grace.
+func TestCollectCheckpointWeights(t *testing.T) {
+	ctx := context.Background()
+	b := bucket.NewMem()
+	v, err := versions.New(b, versions.DefaultOptions())
+	require.NoError(t, err)
+	_, err = v.CreateProject(ctx, "p")
+	require.NoError(t, err)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s, err := tables.New(v, tables.Options{RowGroupRows: 100, RowGroupBytes: 1 << 20, Allocator: mem})
+	require.NoError(t, err)
+	put := func(data string) string {
+		h := sha256.Sum256([]byte(data))
+		sha := hex.EncodeToString(h[:])
+		_, err := s.PutMedia(ctx, "p", strings.NewReader(data), tables.MediaInfo{SHA256: sha, Size: int64(len(data))})
+		require.NoError(t, err)
+		return sha
+	}
+	cs := arrow.NewSchema([]arrow.Field{
+		{Name: "step", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "weights", Type: arrow.BinaryTypes.String, Nullable: true,
+			Metadata: arrow.NewMetadata([]string{tables.KindKey}, []string{tables.KindFile})},
+	}, nil)
+	save := func(step int64, sha string) {
+		bld := array.NewRecordBuilder(mem, cs)
+		defer bld.Release()
+		bld.Field(0).(*array.Int64Builder).Append(step)
+		if sha == "" {
+			bld.Field(1).AppendNull() // a rank that adds metrics only
+		} else {
+			bld.Field(1).(*array.StringBuilder).Append(sha)
+		}
+		rec := bld.NewRecordBatch()
+		defer rec.Release()
+		r, err := array.NewRecordReader(cs, []arrow.RecordBatch{rec})
+		require.NoError(t, err)
+		defer r.Release()
+		_, err = s.Append(ctx, "p", "main", "checkpoints", r, "")
+		require.NoError(t, err)
+	}
+	first := put("weights at step 100")
+	save(100, first)
+	second := put("weights at step 200")
+	save(200, second)
+	save(200, "")
+	killed := put("weights at step 300, save killed before its commit")
+
+	opts := gc.DefaultOptions()
+	opts.Grace = time.Hour
+	st, err := gc.Collect(ctx, v, opts)
+	require.NoError(t, err)
+	require.Equal(t, 0, st.Deleted, "everything is young")
+	_, err = b.Stat(ctx, versions.MediaKey("p", killed))
+	require.NoError(t, err, "a young unnamed object is kept (its save may be about to commit)")
+
+	opts.Now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	st, err = gc.Collect(ctx, v, opts)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Deleted)
+	for _, sha := range []string{first, second} {
+		_, err := b.Stat(ctx, versions.MediaKey("p", sha))
+		require.NoError(t, err, "committed weights %s were deleted", sha[:8])
+	}
+	_, err = b.Stat(ctx, versions.MediaKey("p", killed))
+	require.ErrorIs(t, err, bucket.ErrNotFound, "the killed save's weights are deleted after the grace")
+}

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -58,8 +59,9 @@ func (r *Reader) Allocator() memory.Allocator { return r.scratch }
 // of v's schema), as one record batch in projected's column order. The
 // block's pages are fetched with as few ranged reads as their byte layout
 // allows; top-level binary and string columns are read straight from the
-// column chunk (binary.go), the others through pqarrow. The caller
-// releases the batch.
+// column chunk (binary.go), so are number columns and fixed-size lists of
+// numbers without nulls in the block (fixedlist.go), the others through
+// pqarrow. The caller releases the batch.
 func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *arrow.Schema) (arrow.RecordBatch, error) {
 	if b.File < 0 || b.File >= len(v.Manifest.Files) || b.Rows < 1 || b.Offset < 0 {
 		return nil, fmt.Errorf("%w: block %+v of %s@%s", ErrBlockOutOfRange, b, v.Table, v.Commit.Short())
@@ -90,6 +92,16 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 	}()
 	var rest []arrow.Field // columns for pqarrow
 	for i, fd := range projected.Fields() {
+		if leaf := fixedLeaf(md, fd); leaf >= 0 {
+			cols[i], err = r.readFixedColumn(ctx, f, b, leaf, fd)
+			switch {
+			case errors.Is(err, errNotDirect):
+				rest = append(rest, fd)
+			case err != nil:
+				return nil, err
+			}
+			continue
+		}
 		leaf := directLeaf(md, fd)
 		if leaf < 0 {
 			rest = append(rest, fd)

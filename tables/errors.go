@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/weftdata/weft/errdefs"
@@ -63,3 +64,8 @@ var (
 	// without media or time, or an unusable episode column. Nothing is stored.
 	ErrBadVideoColumn = fmt.Errorf("%w: bad video column", errdefs.ErrInvalidArgument)
 )
+
+// errNotDirect: a block of a fixed-size list or number column has a null
+// value, so it is read through pqarrow instead (readFixedColumn). It never
+// leaves the package, so it wraps no kind.
+var errNotDirect = errors.New("block not readable directly")

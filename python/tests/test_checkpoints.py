@@ -2,7 +2,6 @@
 weights as a "file" media object in one commit; restore streams it back."""
 
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -60,20 +59,25 @@ def test_large_file_streams(wc, server, tmp_path):
         for i in range(BIG >> 20):
             f.write(block[i % 7:] + block[:i % 7])
     code = """
-        import sys, weft
+        import sys, time, weft
+        t0 = time.perf_counter()
         c = weft.Client(sys.argv[1])
         ck = weft.Checkpoints(c.project("p").branch("main").table("checkpoints"))
         if sys.argv[2] == "save":
             ck.save(step=1, model=sys.argv[3])
         else:
             ck.latest().weights_to(sys.argv[3])
-        # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it
-        # would report pytest's own peak.
-        print(next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:")))
+        # VmHWM, not ru_maxrss: Linux carries a parent's larger ru_maxrss
+        # through fork and exec (pytest's own, after many tests).
+        hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
+        print(int(hwm) * 1024, time.perf_counter() - t0)
     """
-    rss_save = int(run_py(code, server.location, "save", src))
+    rss_save, t_save = run_py(code, server.location, "save", src).split()
     dst = tmp_path / "restored.bin"
-    rss_load = int(run_py(code, server.location, "load", dst))
+    rss_load, t_load = run_py(code, server.location, "load", dst).split()
+    rss_save, rss_load = int(rss_save), int(rss_load)
+    print(f"checkpoint of {BIG} bytes: save {float(t_save):.1f} s, client peak RSS {rss_save >> 20} MiB; "
+          f"restore {float(t_load):.1f} s, client peak RSS {rss_load >> 20} MiB")
     assert os.path.getsize(dst) == BIG
     assert subprocess.run(["cmp", str(src), str(dst)]).returncode == 0
     for rss in (rss_save, rss_load):
@@ -125,3 +129,26 @@ def test_concurrent_savers_lose_nothing(wc, server):
     ck = weft.Checkpoints(wc.project("p").branch("main").table("checkpoints"))
     assert sorted(c.step for c in ck.all()) == list(range(20))
     assert ck.latest().step == 16
+
+
+def test_checkpoint_example_as_written(wc, tmp_path, monkeypatch):
+    """The block of docs/python.md ("Checkpoints") runs as written, and the
+    restarted loader continues at the saved sample."""
+    import pyarrow as pa
+
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs/python.md")).read()
+    block = text.split("<!-- checkpoint-example -->", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    wc.project("p").branch("main").table("t").append(pa.table({"id": pa.array(range(100), pa.int64())}))
+    scan = wc.project("p").branch("main").table("t").scan_request(["id"])
+    loader = scan.to_data_loader(batch_size=2, seed=7)
+    seen = [int(v) for _, b in zip(range(3), loader) for v in b["id"]]
+    model = torch.nn.Linear(4, 2)
+    want = {k: v.clone() for k, v in model.state_dict().items()}
+    monkeypatch.chdir(tmp_path)
+    ns = {"weft": weft, "client": wc, "model": model, "loader": loader, "scan": scan}
+    exec(compile(block, "docs/python.md", "exec"), ns)
+    assert ns["start"] == 1001
+    assert all(torch.equal(model.state_dict()[k], v) for k, v in want.items())
+    assert torch.equal(torch.load(tmp_path / "w1000.pt")["weight"], want["weight"])
+    rest = [int(v) for b in ns["loader"] for v in b["id"]]
+    assert len(seen) == 6 and sorted(seen + rest) == list(range(100))

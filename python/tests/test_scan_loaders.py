@@ -177,3 +177,11 @@ def test_seed_examples_as_written(scan, wc):
     assert len(list(ns["loader"])) == -(-(ROWS - 8) // 32)
     assert sum(len(b["_row"]) for b in ns["data_loader"]) == len(range(0, ROWS, 64))  # rank 0 of 64
     assert sum(len(b["_row"]) for b in ns["iterable_loader"]) == ROWS
+
+
+@pytest.mark.parametrize("make", ["to_data_loader", "to_distributed_data_loader", "to_iterable_dataset"])
+def test_shards_refused_with_the_reason(scan, make):
+    """A scan loader is one run that already gives every rank its share;
+    shards= is refused, and the message says why and what takes them."""
+    with pytest.raises(weft.InvalidArgument, match=r"(?s)ranks already differ by at most one row.*weft.ScanDataset"):
+        getattr(scan, make)(shards=scan.shards())

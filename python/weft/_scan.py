@@ -117,10 +117,17 @@ def _shuffle(seed: Optional[int], shuffle: Optional[ShuffleConfig]) -> tuple[int
 
 
 def _no_shards(shards: Any, what: str) -> None:
+    """Refuses shards=: a scan loader is one run whose sample p goes to rank
+    p mod W, among the rows the filter matches, so every rank already gets
+    its share within one row; shards (a partition of endpoints for
+    ScanDataset's readers) would be a second partition and break resume,
+    which is one sample number of the run (docs/python.md, "Scan loaders")."""
     if shards is not None:
-        raise InvalidArgument(f"{what}: shards= is not needed here: a scan loader is one run, which gives every rank "
-                              "the samples p ≡ rank (mod world_size), so ranks differ by at most one row whatever the "
-                              "filter; use shards with weft.ScanDataset")
+        raise InvalidArgument(f"{what}: shards= is not taken here: a scan loader is one run, which gives rank r of W "
+                              "the samples p ≡ r (mod W) of the rows the filter matches, so ranks already differ by "
+                              "at most one row whatever the filter, and a checkpoint is one sample of that run; "
+                              "shards balance endpoints among readers: use them with "
+                              "weft.ScanDataset(scan, shards=scan.shards())")
 
 
 class ScanLoader:
@@ -156,6 +163,9 @@ class ScanLoader:
         self.drop_last = bool(drop_last)
         self.prefetch = _positive_int("prefetch", prefetch)
         self._pool: Optional[cf.ProcessPoolExecutor] = None
+        # tickets planned before a fork (ScanIterableDataset): server world size g → tickets,
+        # "tail" → the tail run's ticket, "tail_from" → its first sample
+        self._tickets: Optional[dict[Any, Any]] = None
         if _resume is not None:
             self.seed, self.buffer_rows = int(_resume["seed"]), _resume.get("buffer_rows")
             self.step_rows = int(_resume["step_rows"])
@@ -256,7 +266,7 @@ class ScanLoader:
         """(step, batch) of server rank q of g from step ``first``, read by a
         TrainLoader (prefetched in a thread, re-planned when the server goes
         away), or from a planned ticket in a process forked after gRPC was used."""
-        tickets = getattr(self, "_tickets", None)
+        tickets = self._tickets
         if tickets is not None and first == 0 and g in tickets:
             from ._client import join_steps, scan_chunks
 
@@ -275,7 +285,7 @@ class ScanLoader:
         past the run's last full step: the same draws of the same stream,
         from a run with 1-row steps at the same commit, seed and window
         (module doc, "The last partial step")."""
-        tickets = getattr(self, "_tickets", None)
+        tickets = self._tickets
         if tickets is not None and "tail" in tickets and first >= int(tickets["tail_from"]):
             from ._client import join_steps, scan_chunks
 
@@ -301,7 +311,7 @@ class ScanLoader:
     def _server_world(self) -> int:
         """g: the server's world size this rank reads (module doc)."""
         g = math.gcd(self.step_rows, self.world.world_size)
-        tickets = getattr(self, "_tickets", None)
+        tickets = self._tickets
         if tickets is not None:  # planned before a fork: the largest planned g that divides it
             g = max(h for h in tickets if isinstance(h, int) and g % h == 0)
         return g
@@ -563,7 +573,8 @@ def resume_data_loader(scan: ScanRequest, checkpoint: dict[str, Any], batch_size
     if diffs:
         raise InvalidArgument("resume_data_loader: the checkpoint is of another scan: " + "; ".join(diffs))
     sample, rows = checkpoint.get("sample"), checkpoint.get("rows")
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (sample, rows)) or sample > rows:
+    if not (isinstance(sample, int) and isinstance(rows, int)) or isinstance(sample, bool) or isinstance(rows, bool) \
+            or not 0 <= sample <= rows:
         raise InvalidArgument(f"resume_data_loader: sample {sample!r} of rows {rows!r} is not a position")
     if world is None:
         world = World.detect() if checkpoint.get("world_size", 1) > 1 else World()
