@@ -98,10 +98,12 @@ func windowPTS(t *testing.T, rec arrow.RecordBatch, name string) [][]int64 {
 // fall back to host slots and say why.
 func TestExchangeCudaIPC(t *testing.T) {
 	clip := makeMP4(t, 42) // skips loudly without ffmpeg
-	d := fakeGPU(t) // closed after the server stops (cleanups run last first)
+	d := fakeGPU(t)        // closed after the server stops (cleanups run last first)
 	se := newSlotEnv(t)
 	mem := gpu.NewShmMemory(t.TempDir())
-	budget := gpu.NewBudget(64 << 20)
+	// --gpu-memory-limit of two slots of a step's frames [6, 3, 48, 64, 3]:
+	// the ring halves down to 2 slots, reused with new generations.
+	budget := gpu.NewBudget(2 * 6 * 3 * 48 * 64 * 3)
 	ctx := ctxT(t)
 	se.createProject("p")
 	putEpisodes(t, se.env, clip)
@@ -189,6 +191,8 @@ func TestExchangeCudaIPC(t *testing.T) {
 		got++
 	}
 	require.Equal(t, len(plain), got)
+	require.Len(t, slotsSeen, 2, "the ring fits the memory limit")
+	require.Greater(t, got, 2, "slots reused")
 	require.Equal(t, statsBefore.FrameCopyBytes, d.Stats().FrameCopyBytes, "no frame byte crossed to the host")
 	require.Greater(t, d.Stats().Kept, statsBefore.Kept)
 	se.waitFreed(used)
