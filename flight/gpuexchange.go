@@ -204,7 +204,16 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%w: cuda-ipc delivery needs host slots for the steps' other columns, and no ring could be made", ErrUnavailableDelivery)
+			// No host ring (no /dev/shm, the memory budget): nothing was
+			// sent, so the exchange is served plainly, video included.
+			k.x.s.log.InfoContext(ctx, "cuda-ipc delivery unavailable: no host ring; serving the plain stream")
+			k.cols = nil
+			k.x.mu.Lock()
+			k.x.dring = nil
+			k.x.mu.Unlock()
+			_ = k.ring.Close()
+			k.host.plain = k.x.s.newPlainSink(k.x.stream, k.run)
+			return k.host.plain.send(ctx, run, step, batch)
 		}
 	}
 	descs, err := k.decode(ctx, step, batch)
