@@ -219,6 +219,20 @@ func TestExchangeCudaIPC(t *testing.T) {
 		}
 	})
 
+	t.Run("another host: the plain stream", func(t *testing.T) {
+		flight.SetLocalPeer(se.svc, func(context.Context) bool { return false })
+		defer flight.SetLocalPeer(se.svc, func(context.Context) bool { return true })
+		n := 0
+		for st, err := range se.c.ReadRankExchange(ctx, run.Ranks[0], client.DeliveryCudaIPC) {
+			require.NoError(t, err)
+			require.Nil(t, st.Slot)
+			require.Nil(t, st.Device)
+			require.NotEmpty(t, windowPTS(t, st.Batch, "wrist_camera"), "the video column, for the CPU path")
+			n++
+		}
+		require.Equal(t, len(plain), n)
+	})
+
 	t.Run("bad device release", func(t *testing.T) {
 		stream, h := rawExchange(ctx, t, se.env, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
 		require.NotNil(t, h)

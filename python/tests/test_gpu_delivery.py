@@ -97,6 +97,10 @@ def gpu_server(flightd_bin, store, tmp_path, fake_driver):
 
 @pytest.fixture
 def video_recipe(gpu_server, tmp_path):
+    yield from _video_recipe(gpu_server, tmp_path, "h264_bframes")
+
+
+def _video_recipe(gpu_server, tmp_path, clip_name: str):
     if not ref.FFMPEG:
         _skip("the ffmpeg program is missing")
     try:
@@ -108,14 +112,14 @@ def video_recipe(gpu_server, tmp_path):
     for e in range(2):
         d = tmp_path / f"ep{e}"
         d.mkdir()
-        episodes[e] = ref.make_clip("h264_bframes", d, seconds=1.0)
+        episodes[e] = ref.make_clip(clip_name, d, seconds=1.0)
     clips = {e: ref.demux(p) for e, p in episodes.items()}
     eps, ts = [], []
     for e, clip in clips.items():
         for p in clip.frame_pts:
             eps.append(e)
             ts.append(p / clip.timescale)
-    t = c.create_project("robots").branch("main").table("moments")
+    t = c.create_project("robots").branch("main").table("moments")  # one clip kind per server
     t.append(pa.table({"episode_index": pa.array(eps, pa.int64()), "timestamp": pa.array(ts, pa.float64())}),
              videos={"cam": {e: str(p) for e, p in episodes.items()}})
     recipe = weft.Recipe(seed=5, batch_size=4, components=[
@@ -132,7 +136,11 @@ def _read(recipe: weft.Recipe, delivery: str, monkeypatch=None) -> tuple[str, li
         return loader.delivery, out, loader
 
 
-def test_cuda_ipc_fake_equals_cpu_decode(video_recipe, monkeypatch):
+# The fake does not parse VUI: tagged clips (h264_bt709_full) get the
+# unspecified colour rule there, so they are left to `make gpu-check`.
+@pytest.mark.parametrize("clip", ["h264_bframes", "hevc_open_gop", "hevc_10bit"])
+def test_cuda_ipc_fake_equals_cpu_decode(gpu_server, tmp_path, monkeypatch, clip):
+    video_recipe = next(_video_recipe(gpu_server, tmp_path, clip))
     monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
     want_d, want, _ = _read(video_recipe, "flight")
     assert want_d == "flight"
@@ -157,6 +165,16 @@ def test_cuda_ipc_fake_equals_cpu_decode(video_recipe, monkeypatch):
             break
         time.sleep(0.05)
     assert not any(os.path.exists(p) for p in paths), "the device ring is freed when the exchange ends"
+
+
+def test_cuda_ipc_av1_falls_back(gpu_server, tmp_path, monkeypatch):
+    recipe = next(_video_recipe(gpu_server, tmp_path, "av1"))
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    want_d, want, _ = _read(recipe, "flight")
+    d, got, loader = _read(recipe, "cuda-ipc")
+    assert d == "shm"
+    assert "av1" in (loader.delivery_fallback or ""), loader.delivery_fallback
+    assert len(got) == len(want) and all(torch.equal(g["cam"], w["cam"]) for g, w in zip(got, want))
 
 
 def test_cuda_ipc_resize_falls_back(video_recipe, monkeypatch):
