@@ -314,7 +314,7 @@ type window struct {
 	ptsOff         int
 	segs           *array.Struct // the segments; the step's are segBase..segBase+nsegs-1
 	segBase, nsegs int
-	media, codec   *array.String
+	codec          *array.String
 	config         *array.Binary
 	width, height  *array.Int32
 	units          *array.List

@@ -121,9 +121,10 @@ def _video_recipe(gpu_server, tmp_path, clip_name: str):
             ts.append(p / clip.timescale)
     t = c.create_project("robots").branch("main").table("moments")  # one clip kind per server
     t.append(pa.table({"episode_index": pa.array(eps, pa.int64()), "timestamp": pa.array(ts, pa.float64())}),
-             videos={"cam": {e: str(p) for e, p in episodes.items()}})
+             videos={"cam": {e: str(p) for e, p in episodes.items()}, "wrist": {e: str(p) for e, p in episodes.items()}})
+    # two video columns: one device slot per step holds both, at their offsets
     recipe = weft.Recipe(seed=5, batch_size=4, components=[
-        weft.Component(t, windows=weft.Windows({"cam": weft.Video([-3, 0, 2])}))])
+        weft.Component(t, windows=weft.Windows({"cam": weft.Video([-3, 0, 2]), "wrist": weft.Video([0, 1])}))])
     yield recipe
     c.close()
 
@@ -156,8 +157,9 @@ def test_cuda_ipc_fake_equals_cpu_decode(gpu_server, tmp_path, monkeypatch, clip
         assert g["cam"].shape[1] == 3 and g["cam"].shape[4] == 3, i
         # the frames of the fake's device slots are the CPU decode path's, byte for byte
         assert torch.equal(g["cam"], w["cam"]), f"step {i}"
+        assert g["wrist"].shape[1] == 2 and torch.equal(g["wrist"], w["wrist"]), f"step {i}"
         for k in w:
-            if k != "cam" and isinstance(w[k], torch.Tensor):
+            if k not in ("cam", "wrist") and isinstance(w[k], torch.Tensor):
                 assert torch.equal(g[k], w[k]), (i, k)
     # the exchange ended: the server freed its device ring
     for _ in range(200):

@@ -584,8 +584,9 @@ class _Exchange:
             try:
                 if slot.desc is not None:
                     self.writer.write_metadata(release_message(slot.desc))
-                for d in slot.device:
-                    self.writer.write_metadata(release_device_message(d))
+                for key in dict.fromkeys((d["slot"], d["generation"]) for d in slot.device):
+                    # once per slot: a step's video columns share it
+                    self.writer.write_metadata(release_device_message({"slot": key[0], "generation": key[1]}))
             except FLIGHT_ERRORS:
                 self.closed = True  # the stream is gone (ended, cancelled): nothing holds the slot any more
 
