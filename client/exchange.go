@@ -82,7 +82,7 @@ func (c *Client) openExchange(ctx context.Context, ticket []byte, delivery strin
 	// app_metadata (as DoGet's does): only "delivery" marks a header.
 	var h SlotsHeader
 	if len(first.GetAppMetadata()) > 0 && json.Unmarshal(first.GetAppMetadata(), &h) == nil && h.Delivery != "" {
-		if h.Delivery != DeliveryShm || h.Ring == "" {
+		if (h.Delivery != DeliveryShm && h.Delivery != DeliveryCudaIPC) || h.Ring == "" {
 			return nil, fmt.Errorf("%w: exchange header %q", ErrBadResponse, first.GetAppMetadata())
 		}
 		x.header = &h
@@ -177,10 +177,53 @@ func (x *rankExchange) release(d *SlotDescriptor) error {
 	return nil // io.EOF: the server ended the call; Recv says how
 }
 
+// stepDevice is the message before a step of a "cuda-ipc" exchange that
+// names its device slots (flight.StepDevice).
+type stepDevice struct {
+	Run    string            `json:"run"`
+	Step   int64             `json:"step"`
+	Device []json.RawMessage `json:"device"`
+}
+
+func isStepDevice(meta []byte) bool {
+	var d struct {
+		Device json.RawMessage `json:"device"`
+	}
+	return json.Unmarshal(meta, &d) == nil && len(d.Device) > 0
+}
+
+// releaseDevice gives a step's device slots back ({"slot","generation","device":true}).
+func (x *rankExchange) releaseDevice(dev []json.RawMessage) error {
+	seen := map[SlotRelease]bool{}
+	for _, raw := range dev {
+		var d struct {
+			Slot       int    `json:"slot"`
+			Generation uint64 `json:"generation"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("%w: device slot descriptor: %w", ErrBadResponse, err)
+		}
+		r := SlotRelease{Slot: d.Slot, Generation: d.Generation, Device: true}
+		if seen[r] { // the step's columns share one slot
+			continue
+		}
+		seen[r] = true
+		meta, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if err := x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil && !errors.Is(err, io.EOF) {
+			return fromWire(err)
+		}
+	}
+	return nil
+}
+
 // steps yields the exchange's steps, joining parts as ReadRank does.
 func (x *rankExchange) steps(yield func(*Step, error) bool) {
 	j := &stepJoiner{c: x.c, join: true}
 	defer j.release()
+	device := map[int64][]json.RawMessage{} // a step's device slots, until the step comes
 	for {
 		fd, err := x.stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -200,6 +243,15 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 		}
 		if len(fd.GetDataHeader()) == 0 && isSlotsHeader(fd.GetAppMetadata()) {
 			continue // the header again, for clients that do not see the schema's app_metadata
+		}
+		if len(fd.GetDataHeader()) == 0 && isStepDevice(fd.GetAppMetadata()) {
+			var d stepDevice
+			if err := json.Unmarshal(fd.GetAppMetadata(), &d); err != nil {
+				yield(nil, fmt.Errorf("%w: device step app_metadata: %w", ErrBadResponse, err))
+				return
+			}
+			device[d.Step] = d.Device
+			continue
 		}
 		if len(fd.GetDataHeader()) == 0 { // a step in a slot
 			var meta SlotStepMetadata
@@ -221,10 +273,16 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 				yield(nil, err)
 				return
 			}
-			if !yield(&Step{Run: meta.Run, Step: meta.Step, Batch: rec, Messages: 1, Slot: meta.Slot}, nil) {
+			dev := device[meta.Step]
+			delete(device, meta.Step)
+			if !yield(&Step{Run: meta.Run, Step: meta.Step, Batch: rec, Messages: 1, Slot: meta.Slot, Device: dev}, nil) {
 				return
 			}
 			if err := x.release(meta.Slot); err != nil {
+				yield(nil, err)
+				return
+			}
+			if err := x.releaseDevice(dev); err != nil {
 				yield(nil, err)
 				return
 			}
@@ -248,9 +306,15 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 		if st == nil {
 			continue // more parts are due
 		}
+		st.Device = device[st.Step]
+		delete(device, st.Step)
 		ok := yield(st, nil)
 		done()
 		if !ok {
+			return
+		}
+		if err := x.releaseDevice(st.Device); err != nil {
+			yield(nil, err)
 			return
 		}
 	}

@@ -86,6 +86,11 @@ type Step struct {
 	// Slot is where the step lay in host shared memory (ReadRankShm);
 	// nil for a step that came as Flight messages.
 	Slot *SlotDescriptor
+	// Device (delivery "cuda-ipc") is the step's video window columns in
+	// device slots: one JSON descriptor per column (gpu.DeviceSlot,
+	// docs/gpu.md), valid until the loop continues; the columns are not
+	// in Batch. nil otherwise.
+	Device []json.RawMessage
 }
 
 // Rows is the number of rows of the step.

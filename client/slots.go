@@ -48,6 +48,9 @@ func (d *SlotDescriptor) Validate() error {
 type SlotRelease struct {
 	Slot       int    `json:"slot"`
 	Generation uint64 `json:"generation"`
+	// Device names a device slot (delivery "cuda-ipc": a step's video
+	// windows, docs/gpu.md) rather than a host slot.
+	Device bool `json:"device,omitempty"`
 }
 
 // Validate checks the fields.
@@ -69,6 +72,11 @@ const (
 	DeliveryShm = "shm"
 	// DeliveryFlight asks for the plain stream over the exchange.
 	DeliveryFlight = "flight"
+	// DeliveryCudaIPC asks for host slots plus the steps' video windows
+	// decoded by flightd on its GPU into device slots, handed over by
+	// CUDA IPC (docs/gpu.md); a server that cannot answers with host
+	// slots (the header's "fallback" says why) or the plain stream.
+	DeliveryCudaIPC = "cuda-ipc"
 )
 
 // ExchangeCommand is the CMD FlightDescriptor of a DoExchange: JSON
@@ -98,8 +106,8 @@ func (r *RankExchange) Validate() error {
 	if len(r.Ticket) == 0 {
 		return fmt.Errorf("%w: ticket is missing or empty; pass the ticket of a rank endpoint", errdefs.ErrInvalidArgument)
 	}
-	if r.Delivery != DeliveryShm && r.Delivery != DeliveryFlight {
-		return fmt.Errorf("%w: delivery is %q; it must be %q or %q", errdefs.ErrInvalidArgument, r.Delivery, DeliveryShm, DeliveryFlight)
+	if r.Delivery != DeliveryShm && r.Delivery != DeliveryFlight && r.Delivery != DeliveryCudaIPC {
+		return fmt.Errorf("%w: delivery is %q; it must be %q, %q or %q", errdefs.ErrInvalidArgument, r.Delivery, DeliveryShm, DeliveryFlight, DeliveryCudaIPC)
 	}
 	return nil
 }
@@ -109,10 +117,18 @@ func (r *RankExchange) Validate() error {
 // A plain exchange's first message has no app_metadata.
 type SlotsHeader struct {
 	Run       string `json:"run"`
-	Delivery  string `json:"delivery"` // DeliveryShm
+	Delivery  string `json:"delivery"` // DeliveryShm, or DeliveryCudaIPC when DeviceColumns come in device slots
 	Ring      string `json:"ring"`
 	Slots     int    `json:"slots"`
 	SlotBytes int64  `json:"slot_bytes"`
+	// DeviceColumns (delivery "cuda-ipc") are the video window columns
+	// that are not in the steps' batches: each step's come in device
+	// slots, named by a StepDevice message before the step.
+	DeviceColumns []string `json:"device_columns,omitempty"`
+	// Fallback says why an exchange that asked for "cuda-ipc" is served
+	// with host slots only (no GPU, a codec NVDEC lacks, a resize, …):
+	// the client decodes the video on the CPU.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // SlotStepMetadata is the app_metadata of a step sent in a slot (a

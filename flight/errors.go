@@ -36,6 +36,11 @@ var (
 	// ErrBusy: the server is at its limit of streams or puts running at
 	// once, or of memory; the same call may succeed later.
 	ErrBusy = fmt.Errorf("%w: server busy", errdefs.ErrResourceExhausted)
+	// ErrUnavailableDelivery: a "cuda-ipc" exchange that started with
+	// device slots meets a step it cannot serve so (more rows or frames
+	// than its slots were sized for, another frame size, a malformed
+	// video window); ask again with delivery "shm".
+	ErrUnavailableDelivery = fmt.Errorf("%w: cuda-ipc delivery cannot serve this step", errdefs.ErrFailedPrecondition)
 )
 
 // code classifies err; errgrpc.Code is the one mapping from kinds to codes.

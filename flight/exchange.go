@@ -18,6 +18,7 @@ import (
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/slots"
 )
@@ -86,7 +87,10 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 	defer x.closeRing() // after the wait for the client's end, below
 	go x.readReleases()
 	err = s.serveRank(ctx, rt, func(run *mix.Run, stepBytes int64) (rankSink, error) {
-		if rx.Delivery == client.DeliveryShm && s.localPeer(ctx) {
+		if rx.Delivery == client.DeliveryCudaIPC && s.localPeer(ctx) {
+			return x.cudaSink(run, stepBytes, run.BatchSize()/rt.World), nil
+		}
+		if rx.Delivery != client.DeliveryFlight && s.localPeer(ctx) {
 			return x.shmSink(run, stepBytes), nil
 		}
 		return s.newPlainSink(stream, run), nil
@@ -142,8 +146,9 @@ type exchange struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the client's side has ended
 
-	mu   sync.Mutex
-	ring *slots.Ring // nil: plain delivery (releases are refused)
+	mu    sync.Mutex
+	ring  *slots.Ring     // nil: plain delivery (releases are refused)
+	dring *gpu.DeviceRing // the device slots of a "cuda-ipc" exchange; nil: none
 }
 
 // readReleases reads the client's messages until the stream ends: each
@@ -180,8 +185,20 @@ func (x *exchange) release(fd *arrowflight.FlightData) error {
 		return err
 	}
 	x.mu.Lock()
-	ring := x.ring
+	ring, dring := x.ring, x.dring
 	x.mu.Unlock()
+	if r.Device {
+		if dring == nil {
+			return fmt.Errorf("%w: a device slot release on an exchange served without device slots", ErrBadRequest)
+		}
+		if err := dring.Release(r.Slot, r.Generation); err != nil {
+			if errors.Is(err, gpu.ErrRingClosed) {
+				return nil // the exchange is ending
+			}
+			return fmt.Errorf("device slot release: %w", err)
+		}
+		return nil
+	}
 	if ring == nil {
 		return fmt.Errorf("%w: a slot release on an exchange served without host slots (plain delivery); send no messages", ErrBadRequest)
 	}
@@ -249,6 +266,12 @@ type shmSink struct {
 	ring   *slots.Ring         // made at the first step
 	plain  *plainSink          // set when no ring could be made
 	inline *arrowflight.Writer // made at the first inline step
+
+	// The header's delivery ("" is "shm"), device columns and fallback
+	// (a "cuda-ipc" exchange, gpuexchange.go).
+	delivery      string
+	deviceColumns []string
+	fallback      string
 }
 
 // open makes the ring for steps like first and sends the stream's header
@@ -275,7 +298,12 @@ func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, e
 	if s.ringHook != nil {
 		s.ringHook(ring)
 	}
-	meta, err := json.Marshal(client.SlotsHeader{Run: string(k.run.ID()), Delivery: client.DeliveryShm, Ring: ring.Path(), Slots: ring.Slots(), SlotBytes: ring.SlotBytes()})
+	delivery := client.DeliveryShm
+	if k.delivery != "" {
+		delivery = k.delivery
+	}
+	meta, err := json.Marshal(client.SlotsHeader{Run: string(k.run.ID()), Delivery: delivery, Ring: ring.Path(), Slots: ring.Slots(), SlotBytes: ring.SlotBytes(),
+		DeviceColumns: k.deviceColumns, Fallback: k.fallback})
 	if err == nil {
 		err = k.sendSchema(meta)
 	}
@@ -386,8 +414,14 @@ func (k *shmSink) close() error {
 // readable until it unmaps it.
 func (x *exchange) closeRing() {
 	x.mu.Lock()
-	ring := x.ring
+	ring, dring := x.ring, x.dring
 	x.mu.Unlock()
+	if dring != nil {
+		dring.ReleaseAll()
+		if err := dring.Close(); err != nil {
+			x.s.log.Warn("close a device slot ring", "err", err)
+		}
+	}
 	if ring == nil {
 		return
 	}

@@ -3,6 +3,8 @@ package flight
 import (
 	"context"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/weftdata/weft/slots"
 )
 
@@ -23,3 +25,22 @@ func SetSlotBytes(s *Service, n int64) { s.slotBytes = n }
 
 // SetSlotInlineBytes sets Options.SlotInlineBytes of a running service.
 func SetSlotInlineBytes(s *Service, n int64) { s.opts.SlotInlineBytes = n }
+
+// SetGPU serves "cuda-ipc" exchanges with g (Parts.GPU of a running service).
+func SetGPU(s *Service, g *GPUDelivery) { s.gpu = g }
+
+// WindowPTS is, per row of a video window column, its frames' PTS (nil:
+// not a video window).
+func WindowPTS(a arrow.Array) [][]int64 {
+	w, err := parseWindow(a)
+	if err != nil {
+		return nil
+	}
+	out := make([][]int64, a.Len())
+	for i := range out {
+		for j := range w.t {
+			out[i] = append(out[i], w.pts.Value(w.ptsOff+i*w.t+j))
+		}
+	}
+	return out
+}

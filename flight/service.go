@@ -56,6 +56,8 @@ type Service struct {
 	ringHook func(*slots.Ring)
 	// slotBytes, when positive (tests only), is every ring's slot size.
 	slotBytes int64
+	// gpu serves "cuda-ipc" exchanges; nil: none (they get host slots).
+	gpu *GPUDelivery
 }
 
 var _ arrowflight.FlightServer = (*Service)(nil)
@@ -94,6 +96,10 @@ type Parts struct {
 	// them (Unimplemented). Build it over Tables, with the server's
 	// import roots.
 	Importer *importers.Importer
+	// GPU, if set, serves exchanges that ask for delivery "cuda-ipc":
+	// video windows decoded on its device into device slots (docs/gpu.md).
+	// nil: those exchanges get host slots, and their header says why.
+	GPU *GPUDelivery
 	// Metrics: a prometheus.Registerer joins here with issue 11's metrics
 	// (not a dependency yet).
 }
@@ -109,7 +115,7 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, importer: parts.Importer, appendCheck: parts.AppendCheck, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger, localPeer: isLocalPeer}
+	s := &Service{tables: parts.Tables, v: parts.Tables.Versions(), mix: parts.Mix, importer: parts.Importer, appendCheck: parts.AppendCheck, gpu: parts.GPU, signer: parts.Signer, opts: opts, budget: parts.Budget, lim: newLimiter(opts), mem: opts.Allocator, log: opts.Logger, localPeer: isLocalPeer}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}

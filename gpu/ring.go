@@ -250,6 +250,9 @@ func (r *DeviceRing) Held() int {
 // current stream) before reading. Strides are in bytes. Device is the
 // GPU's UUID: a client on another GPU (or host) cannot open the handle.
 type DeviceSlot struct {
+	// Column is the step's video window column the tensor is (set by the
+	// server, which publishes one descriptor per column of a step).
+	Column     string  `json:"column,omitempty"`
 	Slot       int     `json:"slot"`
 	Generation uint64  `json:"generation"`
 	IPCHandle  string  `json:"ipc_handle,omitempty"`

@@ -2,20 +2,47 @@ package main
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 
+	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/gpu"
 )
 
-// logGPU says once, at start, whether this host could deliver video on the
-// GPU and why not (issue 15). Device slots are not served yet: even with a
-// GPU, clients decode on the CPU for now.
-func logGPU(ctx context.Context, log *slog.Logger) {
-	st := gpu.Probe(ctx, gpu.DefaultOptions())
-	if !st.On {
-		log.Info("GPU delivery is off", "why", st.Reason)
-		return
+// gpuConfig is GPU delivery's flags (issue 15, docs/gpu.md).
+type gpuConfig struct {
+	opts gpu.Options
+	// memoryLimit is --gpu-memory-limit: device memory all device slot
+	// rings may hold together (0: unlimited).
+	memoryLimit int64
+	// fakeMemory is --gpu-fake-memory (tests with the fake driver only):
+	// device slots are /dev/shm files the fake's CPU kernel writes.
+	fakeMemory bool
+}
+
+func gpuFlags(fs *flag.FlagSet, c *gpuConfig) {
+	c.opts = gpu.DefaultOptions()
+	fs.StringVar(&c.opts.CudaLib, "gpu-cuda-lib", c.opts.CudaLib, "GPU delivery: the libcuda to dlopen (`NAME` or path)")
+	fs.StringVar(&c.opts.CuvidLib, "gpu-cuvid-lib", c.opts.CuvidLib, "GPU delivery: the libnvcuvid to dlopen (`NAME` or path)")
+	fs.IntVar(&c.opts.Device, "gpu-device", c.opts.Device, "GPU delivery: the CUDA device ordinal (`N`)")
+	size64Var(fs, &c.memoryLimit, "gpu-memory-limit", "GPU delivery: device memory (`SIZE`) the device slots of all cuda-ipc exchanges may hold together; an exchange whose ring does not fit gets fewer slots, then host slots; 0 is unlimited")
+	fs.BoolVar(&c.fakeMemory, "gpu-fake-memory", false, "tests only, with the CPU fake driver (gpu/testdata/fakedriver) in --gpu-cuda-lib and --gpu-cuvid-lib: device slots are /dev/shm files, their IPC handles the files' paths")
+}
+
+// openGPU opens the device for cuda-ipc exchanges and says once, at start,
+// whether GPU delivery is on and why not. nil: off.
+func openGPU(ctx context.Context, log *slog.Logger, c gpuConfig) *flight.GPUDelivery {
+	d, err := gpu.Open(ctx, c.opts)
+	if err != nil {
+		log.Info("GPU delivery is off", "why", err.Error())
+		return nil
 	}
-	log.Info("GPU found; GPU delivery is off: device slots are not served yet (clients decode on the CPU)",
-		"gpu", st.Info.Name, "uuid", st.Info.UUIDString(), "driver", st.Info.DriverVersion)
+	g := &flight.GPUDelivery{Device: d, Memory: d.Memory(), Budget: gpu.NewBudget(c.memoryLimit)}
+	if c.fakeMemory {
+		g.Memory = gpu.NewShmMemory("")
+	}
+	info := d.Info()
+	log.Info("GPU delivery is on (delivery \"cuda-ipc\")", "gpu", info.Name, "uuid", info.UUIDString(), "driver", info.DriverVersion,
+		"gpu_memory_limit", c.memoryLimit, "fake_memory", c.fakeMemory)
+	return g
 }

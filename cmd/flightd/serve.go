@@ -45,6 +45,8 @@ type serveConfig struct {
 	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom.
 	// $GOMEMLIMIT, when set, wins for the runtime's limit only.
 	memoryLimit int64
+	// gpu is GPU delivery's driver, device and memory limit (gpu.go).
+	gpu gpuConfig
 	// memoryWait is how long new work waits for memory before it is
 	// refused with RESOURCE_EXHAUSTED.
 	memoryWait time.Duration
@@ -125,6 +127,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.Var(&cfg.importRoots, "import-root", "let DoAction import read local directories under `DIR` (repeatable; none by default: only s3:// sources); the flightd user's file permissions apply")
 	fs.StringVar(&cfg.importS3.Endpoint, "import-s3-endpoint", "", "S3 endpoint `URL` of import sources (default: --s3-endpoint, then $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL); keys from the store's")
 	securityFlags(fs, &cfg.security)
+	gpuFlags(fs, &cfg.gpu)
 
 	fs.Usage = func() {
 		out := fs.Output()
@@ -305,7 +308,11 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget, Importer: imp}, cfg.flight)
+	gd := openGPU(ctx, log, cfg.gpu)
+	if gd != nil && gd.Device != nil {
+		defer gd.Device.Close()
+	}
+	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget, Importer: imp, GPU: gd}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -323,7 +330,6 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(cfg.flight.Advertise) > 0 {
 		log.Info("advertising", "locations", strings.Join(cfg.flight.Advertise, ","))
 	}
-	logGPU(ctx, log)
 	log.Info("serving", "addr", lis.Addr().String(), "store", cfg.store, "cache", formatBytes(cfg.mix.CacheBytes), "memory_limit", limit, "memory_budget", formatBytes(budget.Stats().Total))
 	if err := svc.Serve(ctx, lis); err != nil {
 		log.Error("server failed", "err", err)

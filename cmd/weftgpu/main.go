@@ -453,6 +453,7 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python string) {
 	}
 	in, _ := json.Marshal(descs)
 	_, self, _, _ := callerDir()
+	defer loaderIPC(ctx, python, self, in, sums) // whatever ipc_child.py (CuPy) gives
 	cmd := exec.CommandContext(ctx, python, filepath.Join(self, "ipc_child.py"))
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
@@ -488,6 +489,46 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python string) {
 		verdict = "fail data_mismatch"
 	}
 	result("ipc", fmt.Sprintf("%s slots=%d open_ms_p50=%.3f open_ms_p99=%.3f torch_dlpack=%s %s", verdict, len(sums), pct(0.5), pct(0.99), got.Torch, got.Version))
+}
+
+// loaderIPC: the same descriptors opened by the loader's own code
+// (python/weft/_device.py through gpu/check/loader_child.py): same bytes,
+// a torch tensor on the slot's memory (no copy), open latency.
+func loaderIPC(ctx context.Context, python, self string, in []byte, sums []string) {
+	cmd := exec.CommandContext(ctx, python, filepath.Join(self, "loader_child.py"))
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		result("loader_ipc", fmt.Sprintf("fail child: %v: %s", err, lastLine(stderr.Bytes())))
+		return
+	}
+	var got struct {
+		Hashes   []string  `json:"hashes"`
+		OpenMS   []float64 `json:"open_ms"`
+		ZeroCopy string    `json:"zero_copy"`
+		Version  string    `json:"versions"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(lastLine(out)), &got); err != nil {
+		result("loader_ipc", "fail child output: "+firstLine(out))
+		return
+	}
+	ok := len(got.Hashes) == len(sums)
+	for i := range sums {
+		ok = ok && got.Hashes[i] == sums[i]
+	}
+	sort.Float64s(got.OpenMS)
+	p50, p99 := -1.0, -1.0
+	if n := len(got.OpenMS); n > 0 {
+		p50, p99 = got.OpenMS[int(0.5*float64(n-1))], got.OpenMS[int(0.99*float64(n-1))]
+	}
+	verdict := "ok"
+	if !ok {
+		verdict = "fail data_mismatch"
+	}
+	result("loader_ipc", fmt.Sprintf("%s slots=%d open_ms_p50=%.3f open_ms_p99=%.3f zero_copy=%s %s", verdict, len(sums), p50, p99,
+		strings.ReplaceAll(got.ZeroCopy, " ", "_"), got.Version))
 }
 
 func callerDir() (string, string, int, bool) {

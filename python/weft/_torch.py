@@ -7,6 +7,7 @@ import base64
 import concurrent.futures as cf
 import json
 import multiprocessing
+import os
 import queue
 import threading
 import time
@@ -21,6 +22,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from ._client import Client, ScanRequest, join_steps, scan_batches, scan_steps
 from ._convert import convert, pin, to_device, to_tensors
+from ._device import DeviceSlots, release_device_message
 from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
 from ._recipe import Recipe, World, resolve_world
 from ._slots import Rings, SlotDescriptor, release_message
@@ -31,21 +33,24 @@ STATE_FORMAT = 1
 DELIVERIES = ("auto", "shm", "flight", "cuda-ipc")
 
 
-def select_delivery(wanted: str, device_type: str, server_device_slots: bool = False) -> tuple[str, Optional[str]]:
+FAKE_DEVICE_SLOTS_ENV = "WEFT_FAKE_DEVICE_SLOTS"
+
+
+def select_delivery(wanted: str, device_type: str, fake_device_slots: bool = False) -> tuple[str, Optional[str]]:
     """The delivery the loader asks flightd for, and why it differs from
     ``wanted`` (None when it does not). "cuda-ipc" (issue 15: video windows
-    decoded by NVDEC into device slots, opened with CUDA IPC) needs
-    ``device="cuda"`` and a flightd that serves device slots; flightd does
-    not serve them yet, so it falls back to "auto" (host slots, else the
-    plain stream): video is decoded on the CPU and the step copied to the
-    GPU from pinned memory, with identical frames."""
+    decoded by flightd's NVDEC into device slots, opened with CUDA IPC)
+    needs ``device="cuda"``; the exchange's header says when flightd
+    cannot serve it (no GPU, a codec its NVDEC lacks, a resize, another
+    host), and the loader then decodes on the CPU and copies from pinned
+    memory (same frames), ``loader.delivery_fallback`` saying why.
+    ``fake_device_slots`` (tests: $WEFT_FAKE_DEVICE_SLOTS=1, with a flightd
+    run with the fake driver and --gpu-fake-memory) lets a CPU loader take
+    the fake's device slots as CPU tensors."""
     if wanted != "cuda-ipc":
         return wanted, None
-    if device_type != "cuda":
+    if device_type != "cuda" and not fake_device_slots:
         raise InvalidArgument(f"TrainLoader: delivery 'cuda-ipc' needs device='cuda' (device is {device_type!r})")
-    if not server_device_slots:
-        return "auto", ("cuda-ipc: flightd does not serve device slots yet; CPU decode and a pinned "
-                        "host-to-device copy instead (same frames)")
     return "cuda-ipc", None
 
 
@@ -246,9 +251,18 @@ class TrainLoader:
       ``transform_fn`` sees the batch on the slot too; one that keeps its
       memory past the step must copy it. Batches are byte-identical on
       both paths, and resuming works the same. "cuda-ipc" (with
-      ``device="cuda"``) asks for video decoded on the GPU into device
-      slots (docs/gpu.md); flightd does not serve them yet, so it runs as
-      "auto" and ``loader.delivery_fallback`` says so (frames identical).
+      ``device="cuda"``) asks flightd, on this host, to decode the video
+      windows with NVDEC into device slots (docs/gpu.md): each video
+      column arrives as a ``uint8 [B, T, H, W, 3]`` tensor on the slot's
+      device memory, opened with CUDA IPC, **valid until the next step**
+      (``.clone()`` to keep); the other columns come as with "shm". A
+      ``transform_fn`` does not see the video columns (they are added to
+      its result dict); with ``map_workers`` they are copied. When flightd
+      cannot (no GPU, a codec its NVDEC lacks, a resize, another host),
+      the loader decodes on the CPU as "auto" does (same frames) and
+      ``loader.delivery_fallback`` says why. The real-GPU half of this has
+      never run (no GPU in CI); the protocol runs end to end in CI against
+      flightd's fake driver.
     """
 
     def __init__(self, recipe: Recipe, device: Union[str, torch.device] = "cpu", world: Optional[World] = None,
@@ -289,14 +303,16 @@ class TrainLoader:
         self._planner: Client = self.client  # where runs are planned (another server once this one is lost)
         self._clients: dict[str, Client] = {}  # endpoint location → its client
         # "cuda-ipc" falls back (select_delivery); loader.delivery_fallback says why
-        self._delivery_wanted, self.delivery_fallback = select_delivery(delivery, self.device.type)
+        self._delivery_wanted, self.delivery_fallback = select_delivery(
+            delivery, self.device.type, os.environ.get(FAKE_DEVICE_SLOTS_ENV) == "1")
         self._delivery: Optional[str] = None  # the path the latest stream took
         self._no_shm: Optional[str] = None  # why "auto" gave host slots up
+        self._device_slots: Optional[DeviceSlots] = None  # the latest "cuda-ipc" exchange's device slots
 
     @property
     def delivery(self) -> str:
-        """The path in use: "shm" or "flight" once a stream was opened
-        (before that, the one asked for, possibly "auto")."""
+        """The path in use: "cuda-ipc", "shm" or "flight" once a stream was
+        opened (before that, the one asked for, possibly "auto")."""
         return self._delivery or self._delivery_wanted
 
     def _want_shm(self) -> bool:
@@ -446,7 +462,7 @@ class TrainLoader:
         pool = self._map_pool()
         fetch = _Prefetcher(self, self._next, pool)
         self._active = fetch
-        held: Optional[_Slot] = None  # the slot of the step the trainer has
+        held: Optional[_Slot] = None  # the slot of the step the trainer has (its device tensors are valid until the next)
         try:
             while True:
                 item = fetch.get()
@@ -566,7 +582,11 @@ class _Exchange:
             if self.closed:
                 return  # the exchange ended: the server released every slot
             try:
-                self.writer.write_metadata(release_message(slot.desc))
+                if slot.desc is not None:
+                    self.writer.write_metadata(release_message(slot.desc))
+                for key in dict.fromkeys((d["slot"], d["generation"]) for d in slot.device):
+                    # once per slot: a step's video columns share it
+                    self.writer.write_metadata(release_device_message({"slot": key[0], "generation": key[1]}))
             except FLIGHT_ERRORS:
                 self.closed = True  # the stream is gone (ended, cancelled): nothing holds the slot any more
 
@@ -600,12 +620,16 @@ class _Exchange:
 
 
 class _Slot:
-    """A step's slot, released once (at the latest when the next step is taken)."""
+    """A step's slots (its host slot, if it came in one, and its device
+    slots), released once (at the latest when the next step is taken)."""
 
-    __slots__ = ("exchange", "desc", "released")
+    __slots__ = ("exchange", "desc", "released", "device", "tensors")
 
-    def __init__(self, exchange: _Exchange, desc: SlotDescriptor):
+    def __init__(self, exchange: _Exchange, desc: Optional[SlotDescriptor], device: Optional[list[dict[str, Any]]] = None,
+                 tensors: Optional[dict[str, torch.Tensor]] = None):
         self.exchange, self.desc, self.released = exchange, desc, False
+        self.device = device or []  # the step's device slot descriptors (delivery "cuda-ipc")
+        self.tensors = tensors or {}  # their tensors by column, on the slots' memory
 
     def release(self) -> None:
         self.exchange.release(self)
@@ -744,7 +768,8 @@ class _Prefetcher:
         plain stream (delivery "flight"). Raises _NoShm, before any step,
         when the server has no DoExchange, or when a ring cannot be mapped."""
         loader = self.loader
-        descriptor = fl.FlightDescriptor.for_command(exchange_command(ticket.ticket))
+        ask = "cuda-ipc" if loader._delivery_wanted == "cuda-ipc" else "shm"
+        descriptor = fl.FlightDescriptor.for_command(exchange_command(ticket.ticket, ask))
         with self.lock:
             if self.stopping.is_set():
                 raise _Stop
@@ -755,8 +780,12 @@ class _Prefetcher:
             self.reader = reader
         up = _Exchange(writer)
         rings = Rings()
+        dev = DeviceSlots(loader.device)
+        loader._device_slots = dev
         slots: dict[int, SlotDescriptor] = {}  # step → its slot, until join_steps hands the step on
+        device: dict[int, list[dict[str, Any]]] = {}  # step → its device slots ("cuda-ipc")
         seen = {"any": False, "shm": False}
+        mode = {"slots": "shm"}  # "cuda-ipc" when the header names device columns
 
         def messages() -> Iterator[tuple[pa.RecordBatch, Optional[bytes]]]:
             while True:
@@ -783,8 +812,16 @@ class _Prefetcher:
                 if meta.get("end") is True:  # {"run","end": true}: every step is sent
                     up.end()
                     continue
-                if meta.get("delivery") == "shm":  # the stream's header: {"run","delivery","ring","slots","slot_bytes"}
+                if meta.get("delivery") in ("shm", "cuda-ipc") and "ring" in meta:
+                    # the stream's header: {"run","delivery","ring","slots","slot_bytes"[,"device_columns"][,"fallback"]}
                     seen["shm"] = True
+                    mode["slots"] = "cuda-ipc" if meta.get("device_columns") else "shm"
+                    loader._delivery = mode["slots"]
+                    if meta.get("fallback"):
+                        loader.delivery_fallback = str(meta["fallback"])
+                    continue
+                if isinstance(meta.get("device"), list) and "step" in meta:  # {"run","step","device":[…]}
+                    device[meta["step"]] = meta["device"]
                     continue
                 slot = meta.get("slot")
                 if not isinstance(slot, dict) or "step" not in meta:
@@ -795,22 +832,33 @@ class _Prefetcher:
                 except OSError as e:
                     raise _NoShm(f"the ring {desc.ring} cannot be mapped ({e})") from None
                 seen["shm"] = True
-                loader._delivery = "shm"
+                loader._delivery = mode["slots"]
                 slots[meta["step"]] = desc
                 yield batch, raw
 
         try:
             for step, batch in join_steps(messages(), self.next):
                 desc = slots.pop(step, None)
-                yield step, batch, (_Slot(up, desc) if desc is not None else None)
+                descs = device.pop(step, None)
+                if descs:
+                    tensors = {d["column"]: dev.tensor(d) for d in descs}
+                    yield step, batch, _Slot(up, desc, descs, tensors)
+                else:
+                    yield step, batch, (_Slot(up, desc) if desc is not None else None)
         finally:
             up.close()
             rings.close()
+            dev.close()
 
-    def _finish(self, step: int, result: Any, slot: Optional[_Slot], views: bool) -> tuple[int, Any, Optional[_Slot]]:
-        batch = convert(result, self.loader._decoder, views)
+    def _finish(self, step: int, result: Any, slot: Optional[_Slot], views: bool,
+                tensors: Optional[dict[str, torch.Tensor]] = None) -> tuple[int, Any, Optional[_Slot]]:
+        batch = convert(result, self.loader._decoder, views and (slot is None or slot.desc is not None))
         if self.loader.device.type == "cuda":
             batch = pin(batch)
+        tensors = tensors if tensors is not None else (slot.tensors if slot is not None else None)
+        if tensors and isinstance(batch, dict):
+            # "cuda-ipc": the video windows, on the device slots' memory (valid until the next step)
+            batch = {**batch, **tensors}
         return step, batch, slot
 
     def _stream(self) -> None:
@@ -838,12 +886,14 @@ class _Prefetcher:
                     done = True
                     break
                 future = self.pool.submit(_apply, fn, batch)
+                # "cuda-ipc" with map workers: the device tensors are copied, as the slot goes back early
+                copies = {k: v.clone() for k, v in slot.tensors.items()} if slot is not None and slot.tensors else None
                 if slot is not None:  # the worker has its own copy once it answered: the slot goes back
                     future.add_done_callback(_releaser(slot))
-                pending.append((step, future))
+                pending.append((step, future, copies))
             if not pending:
                 break
-            step, future = pending.popleft()
+            step, future, copies = pending.popleft()
             try:
                 ok, value = future.result()
             except Exception as e:  # the pool broke (a worker died) or the result did not pickle
@@ -851,7 +901,7 @@ class _Prefetcher:
             if not ok:
                 raise TransformError(f"transform_fn raised {value[0]} on step {step} in a map worker; "
                                      f"its traceback:\n\n{value[1]}")
-            self._put(("batch", self._finish(step, value, None, False)))
+            self._put(("batch", self._finish(step, value, None, False, copies)))
 
 
 class _ArrowSteps(_Prefetcher):

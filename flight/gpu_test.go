@@ -1,0 +1,267 @@
+//go:build cgo && linux
+
+package flight_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/video"
+)
+
+// fakeGPU builds gpu/testdata/fakedriver (libavcodec on the CPU standing
+// in for libcuda + libnvcuvid) and opens it; skips loudly without gcc or
+// libavcodec-dev (fails under CI=true).
+func fakeGPU(t *testing.T) *gpu.Device {
+	t.Helper()
+	skip := func(msg string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip("SKIP (loud): " + msg)
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		skip("gcc not found: the cuda-ipc exchange tests (fake driver) did not run")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "gpu")
+	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
+	out, err := exec.Command("gcc", "-O2", "-fPIC", "-shared", "-I"+filepath.Join(dir, "include"), "-o", lib,
+		filepath.Join(dir, "testdata/fakedriver/fake_driver.c"), "-lavcodec", "-lavutil").CombinedOutput()
+	if err != nil && bytes.Contains(out, []byte("libavcodec/avcodec.h")) {
+		skip("libavcodec-dev not installed: the cuda-ipc exchange tests (fake driver) did not run")
+	}
+	require.NoError(t, err, "%s", out)
+	o := gpu.DefaultOptions()
+	o.CudaLib, o.CuvidLib = lib, lib
+	d, err := gpu.Open(context.Background(), o)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// refFrames is the clip's frames as RGB by PTS: ffmpeg's NV12 decode
+// through the Go reference conversion (the CPU path's arithmetic).
+func refFrames(t *testing.T, clip []byte) map[int64][]byte {
+	t.Helper()
+	x, err := video.Read(context.Background(), bytes.NewReader(clip), int64(len(clip)))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "clip.mp4")
+	require.NoError(t, os.WriteFile(path, clip, 0o600))
+	raw, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-i", path, "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12", "-").Output()
+	require.NoError(t, err)
+	w, h := x.Config.Width, x.Config.Height
+	fb := gpu.FrameBytes(w, h, 8)
+	require.Equal(t, x.Len(), len(raw)/fb)
+	tab, err := gpu.Tables(gpu.ColorRule(2, false, h, 8))
+	require.NoError(t, err)
+	out := map[int64][]byte{}
+	for i := range x.Len() {
+		rgb, err := gpu.YUV420ToRGB(gpu.Frame{Width: w, Height: h, Bits: 8, Data: raw[i*fb : (i+1)*fb]}, tab)
+		require.NoError(t, err)
+		out[x.Frame(i).PTS] = rgb
+	}
+	return out
+}
+
+// windowPTS is, per row of a step's video window column, its frames' PTS.
+func windowPTS(t *testing.T, rec arrow.RecordBatch, name string) [][]int64 {
+	idx := rec.Schema().FieldIndices(name)
+	require.Len(t, idx, 1)
+	w := flight.WindowPTS(rec.Column(idx[0]))
+	require.NotNil(t, w)
+	return w
+}
+
+// TestExchangeCudaIPC: a run with a video window over a "cuda-ipc"
+// exchange served by the fake driver: the header names the device
+// column, every step's frames come in a device slot (IPC handle on a
+// slot's first use only, a new generation each use) equal to the CPU
+// path's frames, the other columns come as host slots byte-equal to the
+// plain stream's, releases come back, and the device ring is freed when
+// the exchange ends; a run without video, and a server without GPU,
+// fall back to host slots and say why.
+func TestExchangeCudaIPC(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)        // closed after the server stops (cleanups run last first)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	// --gpu-memory-limit of two slots of a step's frames [6, 3, 48, 64, 3]:
+	// the ring halves down to 2 slots, reused with new generations.
+	budget := gpu.NewBudget(2 * 6 * 3 * 48 * 64 * 3)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	ref := refFrames(t, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+
+	// The plain stream: what the host part must equal, and each step's PTS.
+	type plainStep struct {
+		bytes []byte
+		pts   [][]int64
+	}
+	plain := map[int64]plainStep{}
+	for st, err := range se.c.ReadRank(ctx, run.Ranks[0]) {
+		require.NoError(t, err)
+		sc := st.Batch.Schema()
+		var keep []int
+		for i, f := range sc.Fields() {
+			if f.Name != "wrist_camera" {
+				keep = append(keep, i)
+			}
+		}
+		host := selectColumns(st.Batch, keep)
+		plain[st.Step] = plainStep{bytes: ipcBytes(t, host), pts: windowPTS(t, st.Batch, "wrist_camera")}
+		host.Release()
+	}
+	require.NotEmpty(t, plain)
+
+	t.Run("no GPU: host slots, and why", func(t *testing.T) {
+		stream, h := rawExchange(ctx, t, se.env, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+		require.NotNil(t, h)
+		require.Equal(t, client.DeliveryShm, h.Delivery)
+		require.Contains(t, h.Fallback, "no GPU delivery")
+		require.Empty(t, h.DeviceColumns)
+		require.NoError(t, stream.CloseSend())
+		for {
+			if _, err := stream.Recv(); err != nil {
+				break
+			}
+		}
+	})
+
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+	statsBefore := d.Stats()
+	used := se.budget.Stats().Used
+	got := 0
+	slotsSeen := map[int]string{} // device slot → its file (the fake's IPC handle)
+	gens := map[int]uint64{}
+	for st, err := range se.c.ReadRankExchange(ctx, run.Ranks[0], client.DeliveryCudaIPC) {
+		require.NoError(t, err)
+		want, ok := plain[st.Step]
+		require.True(t, ok, "step %d", st.Step)
+		require.NotNil(t, st.Slot, "the host part in a host slot")
+		require.Equal(t, want.bytes, ipcBytes(t, st.Batch), "step %d: the other columns as the plain stream's", st.Step)
+		require.Len(t, st.Device, 1)
+		var ds gpu.DeviceSlot
+		require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+		require.Equal(t, "wrist_camera", ds.Column)
+		require.Equal(t, mem.DeviceUUID(), ds.Device)
+		require.Equal(t, "uint8", ds.DType)
+		rows := int(st.Batch.NumRows())
+		require.Equal(t, []int{rows, 3, 48, 64, 3}, ds.Shape)
+		require.Equal(t, []int64{3 * 48 * 64 * 3, 48 * 64 * 3, 64 * 3, 3, 1}, ds.Strides)
+		if _, seen := slotsSeen[ds.Slot]; seen {
+			require.Empty(t, ds.IPCHandle, "the handle comes with a slot's first use only")
+			require.Greater(t, ds.Generation, gens[ds.Slot])
+		} else {
+			h, err := base64.StdEncoding.DecodeString(ds.IPCHandle)
+			require.NoError(t, err)
+			slotsSeen[ds.Slot] = string(h)
+		}
+		gens[ds.Slot] = ds.Generation
+		require.NotEmpty(t, ds.Event)
+		data, err := os.ReadFile(slotsSeen[ds.Slot])
+		require.NoError(t, err)
+		fb := 48 * 64 * 3
+		for i, row := range want.pts {
+			for j, p := range row {
+				off := int(ds.Offset) + (i*3+j)*fb
+				require.True(t, bytes.Equal(ref[p], data[off:off+fb]), "step %d row %d frame %d (pts %d)", st.Step, i, j, p)
+			}
+		}
+		got++
+	}
+	require.Equal(t, len(plain), got)
+	require.Len(t, slotsSeen, 2, "the ring fits the memory limit")
+	require.Greater(t, got, 2, "slots reused")
+	require.Equal(t, statsBefore.FrameCopyBytes, d.Stats().FrameCopyBytes, "no frame byte crossed to the host")
+	require.Greater(t, d.Stats().Kept, statsBefore.Kept)
+	se.waitFreed(used)
+	for _, p := range slotsSeen {
+		_, err := os.Stat(p)
+		require.ErrorIs(t, err, os.ErrNotExist, "the device ring's slots are freed when the exchange ends")
+	}
+	require.Zero(t, budget.Used(), "--gpu-memory-limit's bytes back")
+
+	t.Run("no video: host slots, and why", func(t *testing.T) {
+		r := recipe
+		r.Components = []client.Component{{Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index", "x"}}}
+		run, err := se.c.Resolve(ctx, r, 1)
+		require.NoError(t, err)
+		stream, h := rawExchange(ctx, t, se.env, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+		require.NotNil(t, h)
+		require.Equal(t, client.DeliveryShm, h.Delivery)
+		require.Contains(t, h.Fallback, "no video windows")
+		require.NoError(t, stream.CloseSend())
+		for {
+			if _, err := stream.Recv(); err != nil {
+				break
+			}
+		}
+	})
+
+	t.Run("another host: the plain stream", func(t *testing.T) {
+		flight.SetLocalPeer(se.svc, func(context.Context) bool { return false })
+		defer flight.SetLocalPeer(se.svc, func(context.Context) bool { return true })
+		n := 0
+		for st, err := range se.c.ReadRankExchange(ctx, run.Ranks[0], client.DeliveryCudaIPC) {
+			require.NoError(t, err)
+			require.Nil(t, st.Slot)
+			require.Nil(t, st.Device)
+			require.NotEmpty(t, windowPTS(t, st.Batch, "wrist_camera"), "the video column, for the CPU path")
+			n++
+		}
+		require.Equal(t, len(plain), n)
+	})
+
+	t.Run("bad device release", func(t *testing.T) {
+		stream, h := rawExchange(ctx, t, se.env, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+		require.NotNil(t, h)
+		require.Equal(t, client.DeliveryCudaIPC, h.Delivery)
+		require.Equal(t, []string{"wrist_camera"}, h.DeviceColumns)
+		fd, err := stream.Recv()
+		require.NoError(t, err)
+		var sd flight.StepDevice
+		require.NoError(t, json.Unmarshal(fd.AppMetadata, &sd))
+		require.Len(t, sd.Device, 1)
+		sendRelease(t, stream, `{"slot": 0, "generation": 99, "device": true}`)
+		for {
+			if _, err = stream.Recv(); err != nil {
+				break
+			}
+		}
+		requireCode(t, err, codes.FailedPrecondition, "stale generation")
+	})
+	se.waitFreed(used)
+	require.Zero(t, budget.Used())
+}
+
+// selectColumns is rec's columns keep, as a new batch (release it).
+func selectColumns(rec arrow.RecordBatch, keep []int) arrow.RecordBatch {
+	fields := make([]arrow.Field, len(keep))
+	cols := make([]arrow.Array, len(keep))
+	for i, c := range keep {
+		fields[i], cols[i] = rec.Schema().Field(c), rec.Column(c)
+	}
+	md := rec.Schema().Metadata()
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows())
+}

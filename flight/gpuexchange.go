@@ -1,0 +1,420 @@
+package flight
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/video"
+)
+
+// GPUDelivery is what a "cuda-ipc" exchange decodes with (docs/gpu.md):
+// an open device and where its device slots live. Memory is
+// Device.Memory() on a real GPU; with the fake driver (CI) it is a
+// gpu.ShmMemory, whose "device" pointers the fake's kernel writes on the
+// CPU and whose IPC handles are /dev/shm paths. Budget is
+// --gpu-memory-limit (nil: unlimited).
+type GPUDelivery struct {
+	Device *gpu.Device
+	Memory gpu.Memory
+	Budget *gpu.Budget
+}
+
+// StepDevice is the app_metadata of the message (no body) that comes
+// before a step's batch in a "cuda-ipc" exchange: the step's video window
+// columns as device slots, one descriptor per column.
+type StepDevice struct {
+	Run    string           `json:"run"`
+	Step   int64            `json:"step"`
+	Device []gpu.DeviceSlot `json:"device"`
+}
+
+// deviceColumn is a video window column served in device slots.
+type deviceColumn struct {
+	name   string
+	index  int   // in the run's schema
+	t      int   // frames per window
+	h, w   int   // frame size
+	offset int64 // in the slot
+}
+
+func (c deviceColumn) bytes(rows int) int64 { return int64(rows*c.t*c.h*c.w) * 3 }
+
+// isVideoWindow says whether dt is a video window's wire type (contract
+// section 5): a struct with segment, pts and segments.
+func isVideoWindow(dt arrow.DataType) bool {
+	st, ok := dt.(*arrow.StructType)
+	if !ok {
+		return false
+	}
+	for _, n := range []string{"segment", "pts", "segments"} {
+		if _, ok := st.FieldIdx(n); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// cudaSink serves a "cuda-ipc" exchange: each step's video window columns
+// are decoded on the GPU into a device slot and described by a StepDevice
+// message; the rest of the step goes through the host-slot sink. When the
+// first step cannot be served so (no GPU, no video, a codec NVDEC lacks, a
+// resize, frames of different sizes, the budget), the exchange is served
+// with host slots and the header's fallback says why.
+type cudaSink struct {
+	x    *exchange
+	g    *GPUDelivery
+	run  *mix.Run
+	rows int // a step's rows (the rank's share of the batch)
+	host *shmSink
+
+	decided bool
+	cols    []deviceColumn
+	keep    []int // the run schema's columns the host batch keeps
+	schema  *arrow.Schema
+	ring    *gpu.DeviceRing
+}
+
+func (x *exchange) cudaSink(run *mix.Run, stepBytes int64, rows int) rankSink {
+	return &cudaSink{x: x, g: x.s.gpu, run: run, rows: rows, host: x.shmSink(run, stepBytes).(*shmSink)}
+}
+
+// plan decides at the first step whether its video goes to device slots;
+// "" when it does, else why not.
+func (k *cudaSink) plan(ctx context.Context, batch arrow.RecordBatch) string {
+	if k.g == nil || k.g.Device == nil {
+		return "this flightd has no GPU delivery (see its start log)"
+	}
+	schema := k.run.Schema()
+	var cols []deviceColumn
+	for i, f := range schema.Fields() {
+		if !isVideoWindow(f.Type) {
+			k.keep = append(k.keep, i)
+			continue
+		}
+		c, why := k.column(batch, i, f.Name)
+		if why != "" {
+			return why
+		}
+		cols = append(cols, c)
+	}
+	if len(cols) == 0 {
+		return "the run has no video windows"
+	}
+	var off int64
+	for i := range cols {
+		cols[i].offset = off
+		off += (cols[i].bytes(k.rows) + 255) / 256 * 256
+	}
+	n := max(3, k.x.s.opts.StreamSteps+ringClientSlots)
+	ring, err := gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: max(off, 256), Budget: k.g.Budget})
+	for err != nil && errors.Is(err, gpu.ErrOverLimit) && n > 2 {
+		n = max(2, n/2)
+		ring, err = gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: max(off, 256), Budget: k.g.Budget})
+	}
+	if err != nil {
+		return fmt.Sprintf("no device ring: %v", err)
+	}
+	fields := make([]arrow.Field, len(k.keep))
+	for i, c := range k.keep {
+		fields[i] = schema.Field(c)
+	}
+	md := schema.Metadata()
+	k.schema = arrow.NewSchema(fields, &md)
+	k.cols, k.ring = cols, ring
+	k.x.mu.Lock()
+	k.x.dring = ring
+	k.x.mu.Unlock()
+	return ""
+}
+
+// column checks column i of the first step: every segment a codec this
+// GPU decodes, no resize, one frame size.
+func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceColumn, string) {
+	w, err := parseWindow(batch.Column(i))
+	if err != nil {
+		return deviceColumn{}, fmt.Sprintf("column %s: %v", name, err)
+	}
+	c := deviceColumn{name: name, index: i, t: w.t}
+	for si := range w.nsegs {
+		sg := w.segment(si)
+		if sg.resize {
+			return c, fmt.Sprintf("column %s has a size (a resize, done on the CPU for now)", name)
+		}
+		if c.h == 0 {
+			c.h, c.w = sg.height, sg.width
+		} else if c.h != sg.height || c.w != sg.width {
+			return c, fmt.Sprintf("column %s has frames of different sizes", name)
+		}
+		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		if err != nil {
+			return c, fmt.Sprintf("column %s: %v", name, err)
+		}
+		caps, err := k.g.Device.Caps(cfg.Codec, cfg.BitDepth)
+		if err != nil {
+			return c, fmt.Sprintf("column %s: %v", name, err)
+		}
+		if !caps.Supported || sg.width > caps.MaxWidth || sg.height > caps.MaxHeight {
+			return c, fmt.Sprintf("column %s: this GPU's NVDEC does not decode %s %d-bit %dx%d", name, cfg.Codec, cfg.BitDepth, sg.width, sg.height)
+		}
+	}
+	if c.h == 0 {
+		return c, fmt.Sprintf("column %s: the first step has no segments", name)
+	}
+	return c, ""
+}
+
+func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	if !k.decided {
+		k.decided = true
+		if why := k.plan(ctx, batch); why != "" {
+			k.x.s.log.InfoContext(ctx, "cuda-ipc delivery unavailable: serving host slots", "why", why)
+			k.host.fallback = "cuda-ipc: " + why
+			k.cols = nil
+		} else {
+			k.host.schema = k.schema
+			k.host.delivery = client.DeliveryCudaIPC
+			for _, c := range k.cols {
+				k.host.deviceColumns = append(k.host.deviceColumns, c.name)
+			}
+		}
+	}
+	if k.cols == nil {
+		return k.host.send(ctx, run, step, batch)
+	}
+	cols := make([]arrow.Array, len(k.keep))
+	for i, c := range k.keep {
+		cols[i] = batch.Column(c)
+	}
+	host := array.NewRecordBatch(k.schema, cols, batch.NumRows())
+	defer host.Release()
+	if k.host.ring == nil && k.host.plain == nil {
+		// The header goes first, so that the client knows the device
+		// columns before the first device message.
+		ok, err := k.host.open(ctx, host)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			// No host ring (no /dev/shm, the memory budget): nothing was
+			// sent, so the exchange is served plainly, video included.
+			k.x.s.log.InfoContext(ctx, "cuda-ipc delivery unavailable: no host ring; serving the plain stream")
+			k.cols = nil
+			k.x.mu.Lock()
+			k.x.dring = nil
+			k.x.mu.Unlock()
+			_ = k.ring.Close()
+			k.host.plain = k.x.s.newPlainSink(k.x.stream, k.run)
+			return k.host.plain.send(ctx, run, step, batch)
+		}
+	}
+	descs, err := k.decode(ctx, step, batch)
+	if err != nil {
+		return err
+	}
+	meta, err := json.Marshal(StepDevice{Run: string(run), Step: step, Device: descs})
+	if err != nil {
+		return err
+	}
+	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
+		return err
+	}
+	return k.host.send(ctx, run, step, host)
+}
+
+// decode writes the step's video windows into a device slot and
+// publishes one descriptor per column.
+func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBatch) ([]gpu.DeviceSlot, error) {
+	rows := int(batch.NumRows())
+	for _, c := range k.cols {
+		if c.offset+c.bytes(rows) > k.ring.SlotBytes() || rows > k.rows {
+			return nil, fmt.Errorf("%w: step %d has %d rows, more than the %d its device slots were sized for", ErrUnavailableDelivery, step, rows, k.rows)
+		}
+	}
+	u, err := k.ring.Acquire(ctx) // waits while the client holds every slot
+	if err != nil {
+		return nil, err
+	}
+	var descs []gpu.DeviceSlot
+	err = func() error {
+		for _, c := range k.cols {
+			if err := k.decodeColumn(ctx, u, c, batch.Column(c.index), rows); err != nil {
+				return fmt.Errorf("column %s: %w", c.name, err)
+			}
+			d, err := k.ring.Publish(u, c.offset, []int{rows, c.t, c.h, c.w, 3})
+			if err != nil {
+				return err
+			}
+			d.Column = c.name
+			descs = append(descs, d)
+		}
+		return nil
+	}()
+	if err != nil {
+		_ = k.ring.Release(u.Index, u.Generation)
+		return nil, err
+	}
+	return descs, nil
+}
+
+func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColumn, arr arrow.Array, rows int) error {
+	w, err := parseWindow(arr)
+	if err != nil {
+		return err
+	}
+	if w.t != c.t {
+		return fmt.Errorf("%w: %d frames per window, the first step had %d", ErrUnavailableDelivery, w.t, c.t)
+	}
+	fb := uint64(c.h * c.w * 3)
+	want := map[int][]int64{}
+	to := map[int][]uint64{}
+	for i := range rows {
+		for j := range c.t {
+			p := i*c.t + j
+			s := int(w.segIdx.Value(w.segOff + p))
+			want[s] = append(want[s], w.pts.Value(w.ptsOff+p))
+			to[s] = append(to[s], u.Region.Ptr+uint64(c.offset)+uint64(p)*fb)
+		}
+	}
+	for s, ws := range want {
+		if s < 0 || s >= w.nsegs {
+			return fmt.Errorf("%w: a frame names segment %d of %d", ErrUnavailableDelivery, s, w.nsegs)
+		}
+		sg := w.segment(s)
+		if sg.height != c.h || sg.width != c.w || sg.resize {
+			return fmt.Errorf("%w: segment %d is %dx%d (resize %v), the first step's frames %dx%d", ErrUnavailableDelivery, s, sg.width, sg.height, sg.resize, c.w, c.h)
+		}
+		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		if err != nil {
+			return err
+		}
+		if _, err := k.g.Device.DecodeRGBTo(ctx, gpu.Segment{Config: cfg, Units: sg.units, PTS: sg.unitPTS}, ws, to[s]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *cudaSink) close() error { return k.host.close() }
+
+// window is a video window column of a step, read in place.
+type window struct {
+	t              int
+	segIdx         *array.Int32
+	segOff         int
+	pts            *array.Int64
+	ptsOff         int
+	segs           *array.Struct // the segments; the step's are segBase..segBase+nsegs-1
+	segBase, nsegs int
+	codec          *array.String
+	config         *array.Binary
+	width, height  *array.Int32
+	units          *array.List
+	unitBytes      *array.Binary
+	unitPTS        *array.List
+	unitPTSValues  *array.Int64
+	size           *array.FixedSizeList // nil when the wire has no size field
+}
+
+type windowSegment struct {
+	codec         string
+	config        []byte
+	width, height int
+	units         [][]byte
+	unitPTS       []int64
+	resize        bool
+}
+
+func parseWindow(arr arrow.Array) (*window, error) {
+	st, ok := arr.(*array.Struct)
+	if !ok {
+		return nil, fmt.Errorf("%w: not a video window (struct)", ErrUnavailableDelivery)
+	}
+	typ := st.DataType().(*arrow.StructType)
+	field := func(n string) arrow.Array {
+		i, _ := typ.FieldIdx(n)
+		return st.Field(i)
+	}
+	if st.NullN() > 0 {
+		return nil, fmt.Errorf("%w: a video window with nulls", ErrUnavailableDelivery)
+	}
+	w := &window{}
+	var bad bool
+	sl, ok1 := field("segment").(*array.FixedSizeList)
+	pl, ok2 := field("pts").(*array.FixedSizeList)
+	ls, ok3 := field("segments").(*array.List)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, fmt.Errorf("%w: a video window of unexpected type %s", ErrUnavailableDelivery, typ)
+	}
+	w.t = int(sl.DataType().(*arrow.FixedSizeListType).Len())
+	w.segIdx, ok1 = sl.ListValues().(*array.Int32)
+	w.pts, ok2 = pl.ListValues().(*array.Int64)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("%w: a video window of unexpected type %s", ErrUnavailableDelivery, typ)
+	}
+	w.segOff = sl.Offset() * w.t
+	w.ptsOff = pl.Offset() * w.t
+	// The step's segments: the list values this array's rows cover.
+	if ls.Len() > 0 {
+		lo, _ := ls.ValueOffsets(0)
+		_, hi := ls.ValueOffsets(ls.Len() - 1)
+		w.segBase, w.nsegs = int(lo), int(hi-lo)
+	}
+	vals, ok := ls.ListValues().(*array.Struct)
+	if !ok {
+		return nil, fmt.Errorf("%w: segments of unexpected type", ErrUnavailableDelivery)
+	}
+	w.segs = vals
+	sf := func(n string) arrow.Array {
+		i, ok := w.segs.DataType().(*arrow.StructType).FieldIdx(n)
+		if !ok {
+			bad = true
+			return nil
+		}
+		return w.segs.Field(i)
+	}
+	w.codec, ok1 = sf("codec").(*array.String)
+	w.config, ok2 = sf("config").(*array.Binary)
+	w.width, ok3 = sf("width").(*array.Int32)
+	h, ok4 := sf("height").(*array.Int32)
+	w.height = h
+	units, ok5 := sf("units").(*array.List)
+	unitPTS, ok6 := sf("unit_pts").(*array.List)
+	w.units, w.unitPTS = units, unitPTS
+	if bad || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		return nil, fmt.Errorf("%w: segments of unexpected type", ErrUnavailableDelivery)
+	}
+	w.unitBytes, ok1 = w.units.ListValues().(*array.Binary)
+	w.unitPTSValues, ok2 = w.unitPTS.ListValues().(*array.Int64)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("%w: segment units of unexpected type", ErrUnavailableDelivery)
+	}
+	if i, ok := w.segs.DataType().(*arrow.StructType).FieldIdx("size"); ok {
+		w.size, _ = w.segs.Field(i).(*array.FixedSizeList)
+	}
+	return w, nil
+}
+
+// segment is the step's segment i.
+func (w *window) segment(i int) windowSegment {
+	i += w.segBase
+	s := windowSegment{codec: w.codec.Value(i), config: w.config.Value(i), width: int(w.width.Value(i)), height: int(w.height.Value(i))}
+	s.resize = w.size != nil && w.size.IsValid(i)
+	a, b := w.units.ValueOffsets(i)
+	for j := a; j < b; j++ {
+		s.units = append(s.units, w.unitBytes.Value(int(j)))
+	}
+	a, b = w.unitPTS.ValueOffsets(i)
+	for j := a; j < b; j++ {
+		s.unitPTS = append(s.unitPTS, w.unitPTSValues.Value(int(j)))
+	}
+	return s
+}

@@ -1,0 +1,180 @@
+"""Device slots (issue 15, docs/gpu.md): a "cuda-ipc" exchange's video
+windows, decoded by flightd's NVDEC into device memory and described per
+step by ``{"run","step","device":[descriptor…]}``. A descriptor is
+
+    {"column", "slot", "generation", "ipc_handle" (first use of the slot
+     only), "event", "offset", "shape", "dtype": "uint8", "strides" (bytes),
+     "device" (the GPU's UUID)}
+
+``DeviceSlots`` opens each slot once and builds each step's tensors on the
+slot's memory, without copying:
+
+- on a real GPU (``ipc_handle`` is a base64 ``cudaIpcMemHandle_t``), with
+  ctypes on ``libcudart``: ``cudaIpcOpenMemHandle`` once per slot,
+  ``cudaIpcOpenEventHandle`` once per slot's event, ``cudaStreamWaitEvent``
+  on the current stream before the step is handed on, and a tensor made
+  through ``__cuda_array_interface__``. THIS PATH HAS NEVER RUN: no session
+  that built it had a GPU. It is guarded and untested; ``make gpu-check``
+  is where it will first run.
+- with flightd's CPU fake (``--gpu-fake-memory``, device UUID ending in
+  "fake"), the handle is the path of a /dev/shm file: it is mapped and the
+  tensors are CPU tensors of the same shape, so that CI tests the protocol
+  end to end.
+
+Tensors are valid until the next step (their slot goes back then): call
+``.clone()`` to keep one.
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import mmap
+import os
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+from ._errors import WeftError
+
+FAKE_SUFFIX = "fake"  # gpu.ShmMemory's DeviceUUID ends so
+
+
+def release_device_message(desc: dict[str, Any]) -> bytes:
+    """The JSON a client sends when done with a step's device slot."""
+    return b'{"slot":%d,"generation":%d,"device":true}' % (int(desc["slot"]), int(desc["generation"]))
+
+
+def is_fake(desc: dict[str, Any]) -> bool:
+    return str(desc.get("device", "")).endswith(FAKE_SUFFIX)
+
+
+class _CudaRT:
+    """The few CUDA runtime calls device slots need, through ctypes (never
+    run in CI: there is no GPU there)."""
+
+    def __init__(self) -> None:
+        last: Optional[OSError] = None
+        for name in ("libcudart.so", "libcudart.so.12", "libcudart.so.13", "libcudart.so.11.0"):
+            try:
+                self.lib = ctypes.CDLL(name)
+                break
+            except OSError as e:
+                last = e
+        else:
+            raise WeftError(f"cuda-ipc: libcudart cannot be loaded ({last}); install the CUDA runtime "
+                            "(torch's wheels ship one: nvidia-cuda-runtime)")
+
+    def check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            self.lib.cudaGetErrorString.restype = ctypes.c_char_p
+            raise WeftError(f"cuda-ipc: {what} failed: {self.lib.cudaGetErrorString(rc).decode()} ({rc})")
+
+    def open_mem(self, handle: bytes) -> int:
+        ptr = ctypes.c_void_p()
+        h = (ctypes.c_char * 64).from_buffer_copy(handle)
+        # cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle (by value), flags: LazyEnablePeerAccess)
+        self.check(self.lib.cudaIpcOpenMemHandle(ctypes.byref(ptr), h, ctypes.c_uint(1)), "cudaIpcOpenMemHandle")
+        return int(ptr.value or 0)
+
+    def close_mem(self, ptr: int) -> None:
+        self.lib.cudaIpcCloseMemHandle(ctypes.c_void_p(ptr))
+
+    def open_event(self, handle: bytes) -> int:
+        ev = ctypes.c_void_p()
+        h = (ctypes.c_char * 64).from_buffer_copy(handle)
+        self.check(self.lib.cudaIpcOpenEventHandle(ctypes.byref(ev), h), "cudaIpcOpenEventHandle")
+        return int(ev.value or 0)
+
+    def wait(self, stream: int, event: int) -> None:
+        self.check(self.lib.cudaStreamWaitEvent(ctypes.c_void_p(stream), ctypes.c_void_p(event), ctypes.c_uint(0)),
+                   "cudaStreamWaitEvent")
+
+
+class _CudaArray:
+    """An object with ``__cuda_array_interface__`` over device memory."""
+
+    def __init__(self, ptr: int, shape: list[int], strides: list[int]):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": "|u1", "data": (ptr, False),
+                                         "strides": tuple(strides), "version": 3}
+
+
+class DeviceSlots:
+    """The device slots of one exchange, opened at their first use."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self._maps: dict[int, mmap.mmap] = {}  # fake: slot → its file, mapped
+        self._paths: dict[int, str] = {}
+        self._ptrs: dict[int, int] = {}  # CUDA: slot → opened pointer
+        self._events: dict[int, int] = {}
+        self._rt: Optional[_CudaRT] = None
+
+    @property
+    def paths(self) -> list[str]:
+        """The fake's slot files mapped so far (for tests)."""
+        return list(self._paths.values())
+
+    def tensor(self, desc: dict[str, Any]) -> torch.Tensor:
+        """The step's tensor of descriptor desc, on the slot's memory."""
+        slot = int(desc["slot"])
+        shape, strides, offset = [int(s) for s in desc["shape"]], [int(s) for s in desc["strides"]], int(desc["offset"])
+        if desc.get("dtype") != "uint8" or len(shape) != len(strides):
+            raise WeftError(f"cuda-ipc: descriptor {desc!r}: only uint8 tensors with strides per dimension")
+        handle = base64.b64decode(desc["ipc_handle"]) if desc.get("ipc_handle") else None
+        if is_fake(desc):
+            return self._fake(slot, handle, shape, strides, offset)
+        return self._cuda(slot, handle, desc, shape, strides, offset)
+
+    def _fake(self, slot: int, handle: Optional[bytes], shape: list[int], strides: list[int], offset: int) -> torch.Tensor:
+        if handle is not None:
+            path = handle.decode()
+            old = self._maps.pop(slot, None)
+            if old is not None:
+                old.close()
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+            try:
+                self._maps[slot] = mmap.mmap(fd, os.fstat(fd).st_size)
+            finally:
+                os.close(fd)
+            self._paths[slot] = path
+        mm = self._maps.get(slot)
+        if mm is None:
+            raise WeftError(f"cuda-ipc: device slot {slot} used before its handle came")
+        n = int(np.prod(shape))
+        arr = np.frombuffer(mm, np.uint8, count=n, offset=offset)
+        arr = np.lib.stride_tricks.as_strided(arr, shape=shape, strides=strides)
+        return torch.from_numpy(arr)
+
+    def _cuda(self, slot: int, handle: Optional[bytes], desc: dict[str, Any], shape: list[int], strides: list[int],
+              offset: int) -> torch.Tensor:  # pragma: no cover - needs a GPU (make gpu-check)
+        if self.device.type != "cuda":
+            raise WeftError("cuda-ipc: a real device slot needs device='cuda'")
+        if self._rt is None:
+            self._rt = _CudaRT()
+        with torch.cuda.device(self.device):
+            if handle is not None:
+                old = self._ptrs.pop(slot, None)
+                if old is not None:
+                    self._rt.close_mem(old)
+                self._ptrs[slot] = self._rt.open_mem(handle)
+            if slot not in self._events:
+                self._events[slot] = self._rt.open_event(base64.b64decode(desc["event"]))
+            ptr = self._ptrs.get(slot)
+            if ptr is None:
+                raise WeftError(f"cuda-ipc: device slot {slot} used before its handle came")
+            self._rt.wait(torch.cuda.current_stream(self.device).cuda_stream, self._events[slot])
+            return torch.as_tensor(_CudaArray(ptr + offset, shape, strides), device=self.device)
+
+    def close(self) -> None:
+        for mm in self._maps.values():
+            try:
+                mm.close()
+            except BufferError:
+                pass  # a tensor still views it: the mapping goes with it
+        self._maps.clear()
+        if self._rt is not None:  # pragma: no cover - needs a GPU
+            for ptr in self._ptrs.values():
+                self._rt.close_mem(ptr)
+        self._ptrs.clear()
