@@ -101,6 +101,20 @@ func (s *storeFlags) open(ctx context.Context) (bucket.Bucket, func(), error) {
 	return b, closeFn, nil
 }
 
+// openVersions opens the store and its versions store (default options).
+func (s *storeFlags) openVersions(ctx context.Context) (bucket.Bucket, *versions.Store, func(), error) {
+	b, closeFn, err := s.open(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v, err := versions.New(b, versions.DefaultOptions())
+	if err != nil {
+		closeFn()
+		return nil, nil, nil, err
+	}
+	return b, v, closeFn, nil
+}
+
 // parseAdmin parses flags and positional arguments in any order; it
 // returns (positionals, done, code) like parseFlags.
 func parseAdmin(fs *flag.FlagSet, args []string, nargs int, stdout, stderr io.Writer) ([]string, bool, int) {
@@ -322,17 +336,12 @@ func gcCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "flightd admin gc: %v\n", err)
 		return exitUsage
 	}
-	b, closeFn, err := sf.open(ctx)
+	_, v, closeFn, err := sf.openVersions(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "flightd admin gc: %v\n", err)
 		return exitUsage
 	}
 	defer closeFn()
-	v, err := versions.New(b, versions.DefaultOptions())
-	if err != nil {
-		fmt.Fprintf(stderr, "flightd admin gc: %v\n", err)
-		return exitUsage
-	}
 	verb := "deleted"
 	if opts.DryRun {
 		verb = "would delete"

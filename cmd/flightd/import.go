@@ -104,17 +104,12 @@ func importCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	opt.Logger = log
-	b, closeFn, err := sf.open(ctx)
+	_, v, closeFn, err := sf.openVersions(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "flightd import: %v\n", err)
 		return exitUsage
 	}
 	defer closeFn()
-	v, err := versions.New(b, versions.DefaultOptions())
-	if err != nil {
-		fmt.Fprintf(stderr, "flightd import: %v\n", err)
-		return exitUsage
-	}
 	ts, err := tables.New(v, tables.DefaultOptions())
 	if err != nil {
 		fmt.Fprintf(stderr, "flightd import: %v\n", err)
