@@ -149,6 +149,9 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 		if sg.resize {
 			return c, fmt.Sprintf("column %s has a size (a resize, done on the CPU for now)", name)
 		}
+		if sg.height < 1 || sg.width < 1 {
+			return c, fmt.Sprintf("column %s has a segment of size %dx%d", name, sg.width, sg.height)
+		}
 		if c.h == 0 {
 			c.h, c.w = sg.height, sg.width
 		} else if c.h != sg.height || c.w != sg.width {
@@ -340,7 +343,10 @@ func parseWindow(arr arrow.Array) (*window, error) {
 	}
 	typ := st.DataType().(*arrow.StructType)
 	field := func(n string) arrow.Array {
-		i, _ := typ.FieldIdx(n)
+		i, ok := typ.FieldIdx(n)
+		if !ok {
+			return nil // the type assertions below refuse it
+		}
 		return st.Field(i)
 	}
 	if st.NullN() > 0 {
@@ -355,6 +361,9 @@ func parseWindow(arr arrow.Array) (*window, error) {
 		return nil, fmt.Errorf("%w: a video window of unexpected type %s", ErrUnavailableDelivery, typ)
 	}
 	w.t = int(sl.DataType().(*arrow.FixedSizeListType).Len())
+	if pt := int(pl.DataType().(*arrow.FixedSizeListType).Len()); pt != w.t {
+		return nil, fmt.Errorf("%w: a video window of %d segment indexes and %d pts", ErrUnavailableDelivery, w.t, pt)
+	}
 	w.segIdx, ok1 = sl.ListValues().(*array.Int32)
 	w.pts, ok2 = pl.ListValues().(*array.Int64)
 	if !ok1 || !ok2 {

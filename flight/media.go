@@ -198,16 +198,16 @@ func (s *Service) statMedia(ctx context.Context, body []byte) (any, error) {
 	return client.StatMediaResult{SHA256: o.SHA256, Size: o.Size, Exists: true}, nil
 }
 
-// readMedia serves read_media: the bytes of [offset, offset+length) of a
-// media object (fewer at its end), read with ranged reads and sent in
-// results of at most client.MediaChunkBytes, so neither side holds the
-// range whole. Needs read on the project.
 // readMediaAction is the read_media action: readMedia's results sent on
 // the action's stream.
 func (s *Service) readMediaAction(ctx context.Context, body []byte, stream arrowflight.FlightService_DoActionServer) error {
 	return s.readMedia(ctx, body, func(b []byte) error { return stream.Send(&arrowflight.Result{Body: b}) })
 }
 
+// readMedia serves read_media: the bytes of [offset, offset+length) of a
+// media object (fewer at its end), read with ranged reads and sent in
+// results of at most client.MediaChunkBytes, so neither side holds the
+// range whole. Needs read on the project.
 func (s *Service) readMedia(ctx context.Context, body []byte, send func([]byte) error) error {
 	var req client.ReadMediaRequest
 	if err := decode(ErrBadRequest, client.ActionReadMedia, body, &req); err != nil {

@@ -83,7 +83,7 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.s3.Endpoint, "s3-endpoint", "", "S3 endpoint `URL` for s3:// stores (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
 	fs.StringVar(&s.s3.AccessKey, "s3-access-key", "", "S3 access `key` (default $AWS_ACCESS_KEY_ID)")
 	fs.StringVar(&s.s3.SecretKey, "s3-secret-key", "", "S3 secret `key` (default $AWS_SECRET_ACCESS_KEY)")
-	fs.StringVar(&s.s3.Region, "s3-region", "", "S3 `region` (default $AWS_REGION, else us-east-1)")
+	fs.StringVar(&s.s3.Region, "s3-region", "", "S3 `region` (default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)")
 }
 
 func (s *storeFlags) open(ctx context.Context) (bucket.Bucket, func(), error) {
