@@ -251,6 +251,11 @@ func (s *localSource) List(ctx context.Context, dir string) ([]File, error) {
 }
 
 func (s *localSource) Open(ctx context.Context, p string) (io.ReadCloser, error) {
+	return s.open(p)
+}
+
+// open opens p, resolved under the source's directory.
+func (s *localSource) open(p string) (*os.File, error) {
 	real, err := s.resolve(p)
 	if err != nil {
 		return nil, err
@@ -263,13 +268,9 @@ func (s *localSource) Open(ctx context.Context, p string) (io.ReadCloser, error)
 }
 
 func (s *localSource) OpenAt(ctx context.Context, p string) (ReaderAt, error) {
-	real, err := s.resolve(p)
+	f, err := s.open(p)
 	if err != nil {
 		return nil, err
-	}
-	f, err := os.Open(real)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, err)
 	}
 	st, err := f.Stat()
 	if err != nil {

@@ -278,8 +278,8 @@ func (s *Store) ScanFiltered(ctx context.Context, v *Version, columns []string, 
 			yield(nil, err)
 			return
 		}
-		if first < 0 || end > len(v.blocks) || first > end {
-			yield(nil, fmt.Errorf("%w: blocks [%d, %d) of %s@%s, which has %d", ErrBlockOutOfRange, first, end, v.Table, v.Commit.Short(), len(v.blocks)))
+		if err := v.checkBlocks(first, end); err != nil {
+			yield(nil, err)
 			return
 		}
 		var fcols *arrow.Schema

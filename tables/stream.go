@@ -27,8 +27,8 @@ func (s *Store) Scan(ctx context.Context, v *Version, columns []string, first, e
 			yield(nil, err)
 			return
 		}
-		if first < 0 || end > len(v.blocks) || first > end {
-			yield(nil, fmt.Errorf("%w: blocks [%d, %d) of %s@%s, which has %d", ErrBlockOutOfRange, first, end, v.Table, v.Commit.Short(), len(v.blocks)))
+		if err := v.checkBlocks(first, end); err != nil {
+			yield(nil, err)
 			return
 		}
 		for i := first; i < end; {
@@ -119,4 +119,12 @@ func Reorder(rec arrow.RecordBatch, projected *arrow.Schema) (arrow.RecordBatch,
 		}
 	}
 	return array.NewRecordBatch(projected, cols, rec.NumRows()), nil
+}
+
+// checkBlocks says whether [first, end) is a range of v's blocks.
+func (v *Version) checkBlocks(first, end int) error {
+	if first < 0 || end > len(v.blocks) || first > end {
+		return fmt.Errorf("%w: blocks [%d, %d) of %s@%s, which has %d", ErrBlockOutOfRange, first, end, v.Table, v.Commit.Short(), len(v.blocks))
+	}
+	return nil
 }

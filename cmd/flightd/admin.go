@@ -118,6 +118,21 @@ func (s *storeFlags) openVersions(ctx context.Context) (bucket.Bucket, *versions
 // parseAdmin parses flags and positional arguments in any order; it
 // returns (positionals, done, code) like parseFlags.
 func parseAdmin(fs *flag.FlagSet, args []string, nargs int, stdout, stderr io.Writer) ([]string, bool, int) {
+	pos, done, code := parseInterspersed(fs, args, "admin "+fs.Name(), stdout, stderr)
+	if done {
+		return nil, done, code
+	}
+	if len(pos) != nargs {
+		fmt.Fprintf(stderr, "flightd admin %s: want %d argument(s), got %d (see 'flightd admin %s --help')\n", fs.Name(), nargs, len(pos), fs.Name())
+		return nil, true, exitUsage
+	}
+	return pos, false, exitOK
+}
+
+// parseInterspersed parses flags and positional arguments in any order
+// for 'flightd CMD'; it returns (positionals, done, code) like parseFlags:
+// done after --help (exitOK) or a bad flag (exitUsage, said on stderr).
+func parseInterspersed(fs *flag.FlagSet, args []string, cmd string, stdout, stderr io.Writer) ([]string, bool, int) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
@@ -128,20 +143,15 @@ func parseAdmin(fs *flag.FlagSet, args []string, nargs int, stdout, stderr io.Wr
 			fs.Usage()
 			return nil, true, exitOK
 		case err != nil:
-			fmt.Fprintf(stderr, "flightd admin %s: %v (see 'flightd admin %s --help')\n", fs.Name(), err, fs.Name())
+			fmt.Fprintf(stderr, "flightd %s: %v (see 'flightd %s --help')\n", cmd, err, cmd)
 			return nil, true, exitUsage
 		}
 		if fs.NArg() == 0 {
-			break
+			return pos, false, exitOK
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) != nargs {
-		fmt.Fprintf(stderr, "flightd admin %s: want %d argument(s), got %d (see 'flightd admin %s --help')\n", fs.Name(), nargs, len(pos), fs.Name())
-		return nil, true, exitUsage
-	}
-	return pos, false, exitOK
 }
 
 func newAdminFlags(name, usage string, sf *storeFlags) *flag.FlagSet {

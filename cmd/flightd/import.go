@@ -60,24 +60,9 @@ func importCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(fs.Output(), importUsage, strings.Join(reg.Names(), ", "))
 		fs.PrintDefaults()
 	}
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		err := fs.Parse(args)
-		switch {
-		case errors.Is(err, flag.ErrHelp):
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return exitOK
-		case err != nil:
-			fmt.Fprintf(stderr, "flightd import: %v (see 'flightd import --help')\n", err)
-			return exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, done, code := parseInterspersed(fs, args, "import", stdout, stderr)
+	if done {
+		return code
 	}
 	if len(pos) != 2 || req.Project == "" || req.Table == "" {
 		fmt.Fprintf(stderr, "flightd import: want FORMAT SRC --project P --table T (see 'flightd import --help')\n")

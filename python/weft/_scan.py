@@ -272,13 +272,7 @@ class ScanLoader:
 
             yield from join_steps(scan_chunks(self.scan.client, [tickets[g][q]]), 0)
             return
-        tl = self._train_loader(World(q, g))
-        try:
-            tl.load_state_dict({"run": self._run, "step": first})
-            for raw in tl:
-                yield tl.next_step - 1, raw.batch
-        finally:
-            tl.close()
+        yield from _steps_from(self._train_loader(World(q, g)), self._run, first)
 
     def _tail(self, first: int) -> Iterator[tuple[int, pa.RecordBatch]]:
         """(sample, one-row batch) of samples ``first`` … rows-1 when they lie
@@ -294,12 +288,7 @@ class ScanLoader:
                     yield k, batch
             return
         tl = self._tail_loader()
-        try:
-            tl.load_state_dict({"run": tl.run_id, "step": first})
-            for raw in tl:
-                yield tl.next_step - 1, raw.batch
-        finally:
-            tl.close()
+        yield from _steps_from(tl, tl.run_id, first)
 
     def _tail_loader(self) -> Any:
         from ._torch import TrainLoader
@@ -452,6 +441,17 @@ class ScanLoader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _steps_from(tl: Any, run: str, first: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """(step, batch) of TrainLoader ``tl`` from step ``first`` of ``run``
+    to its end; closes ``tl``."""
+    try:
+        tl.load_state_dict({"run": run, "step": first})
+        for raw in tl:
+            yield tl.next_step - 1, raw.batch
+    finally:
+        tl.close()
 
 
 def _count_congruent(lo: int, hi: int, r: int, w: int) -> int:
