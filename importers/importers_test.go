@@ -204,7 +204,9 @@ func (m memSource) List(context.Context, string) ([]File, error) {
 func (m memSource) Open(_ context.Context, p string) (io.ReadCloser, error) {
 	return nopCloser{bytes.NewReader(m.files[p])}, nil
 }
-func (m memSource) OpenAt(context.Context, string) (ReaderAt, error) { return nil, errdefs.ErrUnimplemented }
+func (m memSource) OpenAt(context.Context, string) (ReaderAt, error) {
+	return nil, errdefs.ErrUnimplemented
+}
 
 func FuzzWalkShard(f *testing.F) {
 	var buf bytes.Buffer
