@@ -48,7 +48,7 @@ import (
 //
 // Options:
 //
-//	max_shard_bytes=N  largest shard, compressed or not (default 1 GiB)
+//	max_shard_bytes=N  largest shard, compressed or not (default 1 GiB; at most 2 GiB - 1)
 //	batch_rows=N       rows per written batch (default 1024)
 type MDS struct{}
 
@@ -96,8 +96,9 @@ func (MDS) Import(ctx context.Context, src Source, w *Writer, o FormatOptions) e
 	if err != nil {
 		return err
 	}
-	if maxShard < 1 || batchRows < 1 {
-		return fmt.Errorf("%w: max_shard_bytes and batch_rows must be at least 1", ErrBadOption)
+	if maxShard < 1 || maxShard > math.MaxInt32 || batchRows < 1 || batchRows > 1<<20 {
+		// A shard is held whole (decompressed) while its samples are read.
+		return fmt.Errorf("%w: max_shard_bytes=%d and batch_rows=%d: want 1 to 2147483647 and 1 to 1048576", ErrBadOption, maxShard, batchRows)
 	}
 	all, err := src.List(ctx, "")
 	if err != nil {

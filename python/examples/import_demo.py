@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -65,6 +66,7 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
