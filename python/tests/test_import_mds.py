@@ -140,6 +140,27 @@ def test_import_from_server_side(flightd_bin, store, minio, tmp_path, mds_fixtur
         d.stop()
 
 
+def test_server_side_import_is_bounded_by_the_memory_limit(flightd_bin, store, tmp_path, mds_fixture):
+    """A server-side import holds an MDS shard whole: on this server its
+    max_shard_bytes is at most half of what the budget leaves after the
+    writer's buffers (halved again: compressed and decompressed); more is
+    refused before anything is read, and the import within it succeeds,
+    leasing from --memory-limit."""
+    root, streams, enc = mds_fixture
+    d = serve(flightd_bin, store, tmp_path, "--import-root", str(root), "--memory-limit", "1GiB")
+    try:
+        c = weft.Client(d.location)
+        c.create_project("p")
+        t = c.project("p").branch("main").table("t")
+        with pytest.raises(weft.WeftError, match="max_shard_bytes=1073741824 is over what this server lets an import hold"):
+            t.import_from("mds", str(root / "zstd"), progress=False, max_shard_bytes=str(1 << 30))
+        assert len(c.project("p").log("main")) == 1, "nothing committed"
+        t.import_from("mds", str(root / "zstd"), progress=False)
+        _check(t.read(), streams["zstd"], enc)
+    finally:
+        d.stop()
+
+
 def _refs(s):
     return {k: v for k, v in s.items() if "/refs/heads/" in k}
 
