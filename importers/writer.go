@@ -231,6 +231,14 @@ func (tw *TableWriter) startFile(ctx context.Context) *fileRun {
 	rr := &chanReader{ctx: ctx, schema: tw.schema, ch: run.ch}
 	go func() {
 		defer close(run.done)
+		defer func() {
+			// A panic on imported data (arrow-go's encoder) fails this
+			// import, not the server (flight recovers only the handler's
+			// own goroutine).
+			if r := recover(); r != nil {
+				run.err = fmt.Errorf("%w: writing a data file of %s panicked: %v", ErrBadInput, tw.t, r)
+			}
+		}()
 		// Imported media (JPEG, PNG, audio) is compressed already.
 		wo := tables.WriteOptions{SkipIncompressible: true}
 		if tw.w.check != nil {
