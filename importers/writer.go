@@ -239,6 +239,7 @@ func (tw *TableWriter) startFile(ctx context.Context) *fileRun {
 				run.err = fmt.Errorf("%w: writing a data file of %s panicked: %v", ErrBadInput, tw.t, r)
 			}
 		}()
+		defer rr.release()
 		// Imported media (JPEG, PNG, audio) is compressed already.
 		wo := tables.WriteOptions{SkipIncompressible: true}
 		if tw.w.check != nil {
@@ -247,7 +248,6 @@ func (tw *TableWriter) startFile(ctx context.Context) *fileRun {
 		if run.err == nil {
 			run.res, run.err = tw.w.ts.WriteFile(ctx, tw.w.p, tw.w.b, tw.t, rr, wo)
 		}
-		rr.release()
 	}()
 	return run
 }
