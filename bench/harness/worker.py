@@ -38,21 +38,27 @@ def children_hwm():
     return max((hwm(c.pid) or 0 for c in psutil.Process().children(recursive=True)), default=0)
 
 
-def cpu_seconds(pids=None):
-    """User + system CPU seconds of this process and its live children
-    (DataLoader workers), or of the given server pids."""
+def _cpu(proc):
+    """User + system CPU seconds of a psutil.Process (0 once it is gone)."""
     import psutil
 
-    procs = [psutil.Process(p) for p in pids] if pids is not None else \
-        [psutil.Process(), *psutil.Process().children(recursive=True)]
-    total = 0.0
-    for p in procs:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system + (t.children_user + t.children_system if pids is None and p.pid == os.getpid() else 0)
-        except psutil.Error:
-            pass
-    return total
+    try:
+        t = proc.cpu_times()
+    except psutil.Error:
+        return 0.0
+    return t.user + t.system
+
+
+def cpu_snapshot(server_pids):
+    """(CPU seconds of the trainer: this process, its reaped children and
+    its live ones (DataLoader workers); {server name: its CPU seconds})."""
+    import psutil
+
+    me = psutil.Process()
+    t = me.cpu_times()
+    trainer = t.user + t.system + t.children_user + t.children_system + \
+        sum(_cpu(c) for c in me.children(recursive=True))
+    return trainer, {k: _cpu(psutil.Process(p)) for k, p in server_pids.items()}
 
 
 def data_bytes(batch, columns):
@@ -140,8 +146,7 @@ def scale(loader, params, wl, spec):
         if time.monotonic() > deadline:
             raise RuntimeError("the other ranks never got ready")
         time.sleep(0.005)
-    servers = list((spec.get("server_pids") or {}).items())
-    c0, s0 = cpu_seconds(), sum(cpu_seconds([p]) for _, p in servers)
+    c0, s0 = cpu_snapshot(spec.get("server_pids") or {})
     samples = steps = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < spec["secs"]:
@@ -151,10 +156,10 @@ def scale(loader, params, wl, spec):
         samples += b["id"].shape[0]
         steps += 1
     secs = time.perf_counter() - t0
-    c1, s1 = cpu_seconds(), sum(cpu_seconds([p]) for _, p in servers)
+    c1, s1 = cpu_snapshot(spec.get("server_pids") or {})
     loader.release(it)
     return {"samples": samples, "steps": steps, "secs": secs,
-            "cpu": {"trainer_s": c1 - c0, "servers_s_total": s1 - s0}}
+            "cpu": {"trainer_s": c1 - c0, "servers_s_total": sum(s1.values()) - sum(s0.values())}}
 
 
 def measure(loader, params, wl, spec, timing):
@@ -179,8 +184,7 @@ def measure(loader, params, wl, spec, timing):
         if next(it, None) is None:
             break
     samples = nbytes = steps = 0
-    servers = list((spec.get("server_pids") or {}).items())
-    cpu0 = cpu_seconds(), {k: cpu_seconds([p]) for k, p in servers}
+    c0, s0 = cpu_snapshot(spec.get("server_pids") or {})
     t1 = time.perf_counter()
     timing["warmup_s"] = t1 - tw
     # A fixed number of steps, cut short after max_secs (at least min_steps)
@@ -195,7 +199,7 @@ def measure(loader, params, wl, spec, timing):
         if steps >= spec["min_steps"] and time.perf_counter() - t1 > spec["max_secs"]:
             break
     secs = time.perf_counter() - t1
-    cpu1 = cpu_seconds(), {k: cpu_seconds([p]) for k, p in servers}
+    c1, s1 = cpu_snapshot(spec.get("server_pids") or {})
     timing["measure_s"] = secs
     if steps == 0:
         raise RuntimeError("the loader ended before the timed steps")
@@ -204,9 +208,9 @@ def measure(loader, params, wl, spec, timing):
            "rss_after_throughput": hwm("self"), "workers_rss_max": children_hwm(),
            # CPU-seconds over the timed steps: the trainer (with its DataLoader
            # workers) and each server process; µs per sample.
-           "cpu": {"trainer_s": cpu1[0] - cpu0[0], "servers_s": {k: cpu1[1][k] - cpu0[1][k] for k, _ in servers},
-                   "trainer_us_per_sample": (cpu1[0] - cpu0[0]) / max(samples, 1) * 1e6,
-                   "servers_us_per_sample": sum(cpu1[1][k] - cpu0[1][k] for k, _ in servers) / max(samples, 1) * 1e6}}
+           "cpu": {"trainer_s": c1 - c0, "servers_s": {k: s1[k] - s0[k] for k in s0},
+                   "trainer_us_per_sample": (c1 - c0) / max(samples, 1) * 1e6,
+                   "servers_us_per_sample": sum(s1[k] - s0[k] for k in s0) / max(samples, 1) * 1e6}}
     state = loader.checkpoint(it)
     loader.release(it)
     del it
