@@ -137,12 +137,9 @@ class Weft(Loader):
         return weft.TrainLoader(self._recipe(params, wl), world=weft.World(rank=rank, world_size=world),
                                 delivery=self.delivery, transform_fn=fixed_blobs if wl.name == "large" else None)
 
-    def _batches(self, loader, wl):
-        return iter(loader)  # delivery="shm" raises if it cannot have host slots
-
     def open(self, params, wl, rank, world, steps):
         self.loader = self._loader(params, wl, rank, world)
-        return self._batches(self.loader, wl)
+        return iter(self.loader)  # delivery="shm" raises if it cannot have host slots
 
     def checkpoint(self, it):
         return self.loader.state_dict()
@@ -153,7 +150,7 @@ class Weft(Loader):
         loader = self._loader(params, wl, 0, 1)
         loader.load_state_dict({**state, "step": step})
         self.loader = loader
-        return Resume("seek", self._batches(loader, wl), note="load_state_dict({run, step}) on a fresh TrainLoader")
+        return Resume("seek", iter(loader), note="load_state_dict({run, step}) on a fresh TrainLoader")
 
 
 def fixed_blobs(batch):
