@@ -146,7 +146,7 @@ func (x *rankExchange) slotMessage(d *SlotDescriptor) (*ipc.Message, error) {
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: slot descriptor: %w", ErrBadResponse, err)
 	}
-	if x.header == nil || d.Ring != x.header.Ring || d.Offset+d.Length > int64(len(x.mapped)) || d.Length < 8 {
+	if x.header == nil || d.Ring != x.header.Ring || d.Offset > int64(len(x.mapped)) || d.Length > int64(len(x.mapped))-d.Offset || d.Length < 8 {
 		return nil, fmt.Errorf("%w: slot descriptor %+v outside the exchange's ring", ErrBadResponse, *d)
 	}
 	b := x.mapped[d.Offset : d.Offset+d.Length]
