@@ -99,12 +99,6 @@ func (c *Client) openExchange(ctx context.Context, ticket []byte, delivery strin
 }
 
 // mapRing maps a ring's file read-only and checks its size.
-// isSlotsHeader says whether app_metadata is a SlotsHeader.
-func isSlotsHeader(meta []byte) bool {
-	var h SlotsHeader
-	return json.Unmarshal(meta, &h) == nil && h.Delivery != "" && h.Ring != ""
-}
-
 func mapRing(h SlotsHeader) ([]byte, error) {
 	f, err := os.Open(h.Ring)
 	if err != nil {
@@ -152,7 +146,7 @@ func (x *rankExchange) slotMessage(d *SlotDescriptor) (*ipc.Message, error) {
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: slot descriptor: %w", ErrBadResponse, err)
 	}
-	if x.header == nil || d.Ring != x.header.Ring || d.Offset+d.Length > int64(len(x.mapped)) || d.Length < 8 {
+	if x.header == nil || d.Ring != x.header.Ring || d.Offset > int64(len(x.mapped)) || d.Length > int64(len(x.mapped))-d.Offset || d.Length < 8 {
 		return nil, fmt.Errorf("%w: slot descriptor %+v outside the exchange's ring", ErrBadResponse, *d)
 	}
 	b := x.mapped[d.Offset : d.Offset+d.Length]
@@ -177,19 +171,19 @@ func (x *rankExchange) release(d *SlotDescriptor) error {
 	return nil // io.EOF: the server ended the call; Recv says how
 }
 
-// stepDevice is the message before a step of a "cuda-ipc" exchange that
-// names its device slots (flight.StepDevice).
-type stepDevice struct {
-	Run    string            `json:"run"`
-	Step   int64             `json:"step"`
-	Device []json.RawMessage `json:"device"`
-}
-
-func isStepDevice(meta []byte) bool {
-	var d struct {
-		Device json.RawMessage `json:"device"`
-	}
-	return json.Unmarshal(meta, &d) == nil && len(d.Device) > 0
+// controlMessage is the app_metadata of a message without data header,
+// decoded once: an ExchangeEnd ("end"), the SlotsHeader again ("delivery"
+// and "ring"), a step's device slots ("device", flight.StepDevice: the
+// message before a step of a "cuda-ipc" exchange) or a SlotStepMetadata
+// ("slot").
+type controlMessage struct {
+	Run      string          `json:"run"`
+	Step     int64           `json:"step"`
+	End      bool            `json:"end"`
+	Delivery string          `json:"delivery"`
+	Ring     string          `json:"ring"`
+	Device   json.RawMessage `json:"device"`
+	Slot     *SlotDescriptor `json:"slot"`
 }
 
 // releaseDevice gives a step's device slots back ({"slot","generation","device":true}).
@@ -233,32 +227,32 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 			yield(nil, fromWire(err))
 			return
 		}
-		if len(fd.GetDataHeader()) == 0 && isExchangeEnd(fd.GetAppMetadata()) {
-			// The last message: end our side, so the server ends the call.
-			if err := x.stream.CloseSend(); err != nil {
-				yield(nil, fromWire(err))
-				return
-			}
-			continue
-		}
-		if len(fd.GetDataHeader()) == 0 && isSlotsHeader(fd.GetAppMetadata()) {
-			continue // the header again, for clients that do not see the schema's app_metadata
-		}
-		if len(fd.GetDataHeader()) == 0 && isStepDevice(fd.GetAppMetadata()) {
-			var d stepDevice
-			if err := json.Unmarshal(fd.GetAppMetadata(), &d); err != nil {
-				yield(nil, fmt.Errorf("%w: device step app_metadata: %w", ErrBadResponse, err))
-				return
-			}
-			device[d.Step] = d.Device
-			continue
-		}
-		if len(fd.GetDataHeader()) == 0 { // a step in a slot
-			var meta SlotStepMetadata
-			if err := json.Unmarshal(fd.GetAppMetadata(), &meta); err != nil || meta.Slot == nil {
+		if len(fd.GetDataHeader()) == 0 {
+			var meta controlMessage
+			err := json.Unmarshal(fd.GetAppMetadata(), &meta)
+			switch {
+			case err == nil && meta.End:
+				// The last message: end our side, so the server ends the call.
+				if err := x.stream.CloseSend(); err != nil {
+					yield(nil, fromWire(err))
+					return
+				}
+				continue
+			case err == nil && meta.Delivery != "" && meta.Ring != "":
+				continue // the header again, for clients that do not see the schema's app_metadata
+			case err == nil && len(meta.Device) > 0:
+				var d []json.RawMessage
+				if err := json.Unmarshal(meta.Device, &d); err != nil {
+					yield(nil, fmt.Errorf("%w: device step app_metadata: %w", ErrBadResponse, err))
+					return
+				}
+				device[meta.Step] = d
+				continue
+			case err != nil || meta.Slot == nil: // not a step in a slot either
 				yield(nil, fmt.Errorf("%w: slot step app_metadata %q", ErrBadResponse, fd.GetAppMetadata()))
 				return
 			}
+			// A step in a slot.
 			if j.inside() {
 				yield(nil, fmt.Errorf("%w: step %d came in a slot inside step %d's parts", ErrBadResponse, meta.Step, j.partStep))
 				return
@@ -337,9 +331,3 @@ func (f *messageFeed) Message() (*ipc.Message, error) {
 
 func (f *messageFeed) Retain()  {}
 func (f *messageFeed) Release() {}
-
-// isExchangeEnd says whether app_metadata is an ExchangeEnd.
-func isExchangeEnd(meta []byte) bool {
-	var e ExchangeEnd
-	return json.Unmarshal(meta, &e) == nil && e.End
-}

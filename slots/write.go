@@ -29,17 +29,27 @@ func WriteRecordBatch(slot *Slot, rec arrow.RecordBatch) (offset, length int64, 
 // it at the start of a slot (its offset plus length): the slot size rec
 // needs.
 func MessageBytes(rec arrow.RecordBatch) (int64, error) {
-	p, err := ipc.GetRecordBatchPayload(rec)
+	p, metaLen, bodyLen, err := encode(rec)
 	if err != nil {
-		return 0, fmt.Errorf("slots: encode record batch: %w", err)
+		return 0, err
 	}
-	defer p.Release()
+	p.Release()
+	header, offset := messageHeader(0, metaLen)
+	return offset + header + bodyLen, nil
+}
+
+// encode is rec's IPC payload (the caller releases it), the length of its
+// flatbuffer metadata and of its body.
+func encode(rec arrow.RecordBatch) (p ipc.Payload, metaLen int, bodyLen int64, err error) {
+	p, err = ipc.GetRecordBatchPayload(rec)
+	if err != nil {
+		return p, 0, 0, fmt.Errorf("slots: encode record batch: %w", err)
+	}
 	meta := p.Meta()
 	defer meta.Release()
 	msg := ipc.NewMessage(meta, memory.NewBufferBytes(nil))
 	defer msg.Release()
-	header, offset := messageHeader(0, meta.Len())
-	return offset + header + msg.BodyLen(), nil
+	return p, meta.Len(), msg.BodyLen(), nil
 }
 
 // messageHeader is the header length of a message whose flatbuffer
@@ -61,18 +71,12 @@ func WriteRecordBatchAt(slot *Slot, at int64, rec arrow.RecordBatch) (offset, le
 	if at < 0 || at > int64(len(buf)) {
 		return 0, 0, fmt.Errorf("slots: write at byte %d of a %d-byte slot: %w", at, len(buf), errdefs.ErrInvalidArgument)
 	}
-	p, err := ipc.GetRecordBatchPayload(rec)
+	p, metaLen, bodyLen, err := encode(rec)
 	if err != nil {
-		return 0, 0, fmt.Errorf("slots: encode record batch: %w", err)
+		return 0, 0, err
 	}
 	defer p.Release()
-	meta := p.Meta()
-	defer meta.Release()
-	msg := ipc.NewMessage(meta, memory.NewBufferBytes(nil))
-	bodyLen := msg.BodyLen()
-	msg.Release()
-
-	header, offset := messageHeader(at, meta.Len())
+	header, offset := messageHeader(at, metaLen)
 	length = header + bodyLen
 	if offset+length > int64(len(buf)) {
 		return 0, 0, fmt.Errorf("%w: the message is %d bytes (%d rows); the slot has %d bytes from byte %d; use bigger slots or smaller steps",
