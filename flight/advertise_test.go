@@ -108,4 +108,20 @@ func TestAdvertise(t *testing.T) {
 		}
 		require.Equal(t, seq(0, 2100), ids)
 	})
+
+	t.Run("filtered scan", func(t *testing.T) {
+		plan, err := a.c.Scan(ctxT(t), client.ScanRequest{Project: "p", Ref: "main", Table: "b", Columns: []string{"id"}, Filter: "id < 1000", Shards: 3})
+		require.NoError(t, err)
+		require.Len(t, plan.Endpoints, 3)
+		var ids []int64
+		for i, ep := range plan.Endpoints {
+			require.Equal(t, []string{adv[i%2], adv[(i+1)%2]}, ep.Locations, "endpoint %d", i)
+			srv := byLoc[ep.Locations[0]]
+			for rec, err := range srv.c.Read(ctxT(t), client.Endpoint{Ticket: ep.Ticket}) {
+				require.NoError(t, err)
+				ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+			}
+		}
+		require.Equal(t, seq(0, 1000), ids)
+	})
 }

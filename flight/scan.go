@@ -465,7 +465,7 @@ func (s *Service) filteredInfo(ctx context.Context, d *arrowflight.FlightDescrip
 		if err != nil {
 			return err
 		}
-		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}})
+		info.Endpoint = append(info.Endpoint, &arrowflight.FlightEndpoint{Ticket: &arrowflight.Ticket{Ticket: tkt}, Location: s.locations(len(info.Endpoint))})
 		return nil
 	}
 	if req.Shards == 0 && !req.Balanced {
