@@ -29,14 +29,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
 import pyarrow as pa
 import pyarrow.flight as fl
 
-from ._client import Client, join_steps, scan_chunks
+from ._client import Client, join_steps, location_uri, scan_chunks
 from ._errors import InvalidArgument, Unavailable, WeftError
 
 if TYPE_CHECKING:
     from ._client import ScanRequest
-
-REUSE = "arrow-flight-reuse-connection://?"
-
 
 @dataclasses.dataclass(frozen=True)
 class Endpoint:
@@ -47,21 +44,13 @@ class Endpoint:
 
     @classmethod
     def of(cls, ep: fl.FlightEndpoint) -> "Endpoint":
-        return cls(ep.ticket.ticket, tuple(loc.uri.decode() if isinstance(loc.uri, bytes) else str(loc.uri)
-                                           for loc in ep.locations))
+        return cls(ep.ticket.ticket, tuple(location_uri(loc) for loc in ep.locations))
 
 
 def endpoint_clients(client: Client, ep: Endpoint) -> list[Client]:
     """The clients to try for an endpoint, in order: its locations (with
     the client's token and TLS settings), then the client itself."""
-    out: list[Client] = []
-    for loc in ep.locations:
-        if not loc or loc == REUSE or loc.rstrip("/") == client.uri.rstrip("/"):
-            continue
-        c = Client.__new__(Client)
-        conn = dataclasses.replace(client.connection, uri=loc)
-        c.__setstate__({"conn": conn.to_json(), "timeout": client.timeout})
-        out.append(c)
+    out = [c for c in (client.at(loc) for loc in ep.locations if loc) if c is not client]
     out.append(client)
     return out
 

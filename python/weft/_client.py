@@ -80,6 +80,12 @@ TOKEN_ENV = "WEFT_TOKEN"
 REUSE_CONNECTION = "arrow-flight-reuse-connection://"
 
 
+def location_uri(location: Union[bytes, fl.Location]) -> str:
+    """An endpoint location's uri as text."""
+    uri = location.uri if isinstance(location, fl.Location) else location
+    return uri.decode() if isinstance(uri, bytes) else str(uri)
+
+
 def _pem(value: Union[bytes, str, "os.PathLike[str]", None], what: str) -> Optional[bytes]:
     """PEM bytes from bytes, or from the file a str/path names."""
     if value is None or isinstance(value, bytes):
@@ -238,14 +244,12 @@ class Client:
         and timeout: how streams reach the servers ``flightd serve
         --advertise`` names. Flight's "reuse this connection" location, or
         this client's own uri, is this client."""
-        if isinstance(location, fl.Location):
-            location = location.uri
-        if isinstance(location, bytes):
-            location = location.decode()
+        if not isinstance(location, str):
+            location = location_uri(location)
         if location.startswith(REUSE_CONNECTION):
             return self
         uri = _normalize_uri(location)
-        if uri == self.uri:
+        if uri.rstrip("/") == self.uri.rstrip("/"):
             return self
         c = Client.__new__(Client)
         c.__setstate__({"conn": {**self._conn.to_json(), "uri": uri}, "timeout": self.timeout})

@@ -85,14 +85,10 @@ def _positive_int(what: str, v: Any) -> int:
 
 def _component(scan: ScanRequest, commit: Optional[str] = None) -> Component:
     """The scan as a one-component recipe's component (at ``commit`` when
-    given); a scan's filter (when the client has filters) is forwarded."""
+    given), with the scan's filter."""
     project = Project(scan.client, scan.project)
     table = (project.commit(commit) if commit else project.branch(scan.ref)).table(scan.table)
-    kw: dict[str, Any] = {}
-    flt = getattr(scan, "filter", None)
-    if flt is not None:
-        kw["filter"] = flt
-    return Component(table, columns=scan.columns, **kw)
+    return Component(table, columns=scan.columns, filter=scan.filter)
 
 
 def _check_scan(scan: Any, what: str) -> ScanRequest:
@@ -257,7 +253,7 @@ class ScanLoader:
         return {"format": STATE_FORMAT, "kind": STATE_KIND, "run": self._run, "sample": self.sample,
                 "rows": self.rows, "step_rows": self.step_rows, "seed": self.seed, "buffer_rows": self.buffer_rows,
                 "project": self.scan.project, "ref": self.scan.ref, "table": self.scan.table,
-                "columns": self.scan.columns, "filter": getattr(self.scan, "filter", None),
+                "columns": self.scan.columns, "filter": self.scan.filter,
                 "batch_size": self.batch_size, "world_size": self.world.world_size}
 
     # ------------------------------------------------------------ iteration
@@ -363,7 +359,7 @@ class ScanLoader:
             have += batch.num_rows
             while have >= b:
                 t = pa.Table.from_batches(pending).combine_chunks()
-                yield t.slice(0, b).to_batches()[0] if b else t.to_batches()[0]
+                yield t.slice(0, b).to_batches()[0]
                 left -= 1
                 if left == 0:
                     return
@@ -568,7 +564,7 @@ def resume_data_loader(scan: ScanRequest, checkpoint: dict[str, Any], batch_size
         raise InvalidArgument(f"resume_data_loader: state format {checkpoint.get('format')} is not {STATE_FORMAT}")
     _check_scan(scan, "resume_data_loader")
     want = {"project": scan.project, "ref": scan.ref, "table": scan.table, "columns": scan.columns,
-            "filter": getattr(scan, "filter", None)}
+            "filter": scan.filter}
     diffs = [f"{k} {v!r} (checkpoint: {checkpoint.get(k)!r})" for k, v in want.items() if checkpoint.get(k) != v]
     if diffs:
         raise InvalidArgument("resume_data_loader: the checkpoint is of another scan: " + "; ".join(diffs))

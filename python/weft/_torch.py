@@ -20,7 +20,7 @@ import pyarrow.flight as fl
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from ._client import Client, ScanRequest, join_steps, scan_batches, scan_steps
+from ._client import Client, ScanRequest, join_steps, location_uri, scan_batches, scan_steps
 from ._convert import convert, pin, to_device, to_tensors
 from ._device import DeviceSlots, release_device_message
 from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
@@ -401,7 +401,7 @@ class TrainLoader:
         out: list[str] = []
         for ep in info.endpoints:
             for loc in ep.locations:
-                uri = loc.uri.decode() if isinstance(loc.uri, bytes) else str(loc.uri)
+                uri = location_uri(loc)
                 if uri not in out:
                     out.append(uri)
         return out
@@ -416,7 +416,7 @@ class TrainLoader:
         """The client to read endpoint ep from: this loader's client when
         ep has no location, else its location at the current shift (its
         first, until a stream loses its server)."""
-        locs = [loc.uri.decode() if isinstance(loc.uri, bytes) else str(loc.uri) for loc in ep.locations]
+        locs = [location_uri(loc) for loc in ep.locations]
         if not locs:
             return self.client
         return self._location_client(locs[self._shift % len(locs)])
