@@ -284,8 +284,9 @@ func evalVals[T any](a arrow.Array, vals []T, p func(T) bool, out []byte) {
 }
 
 func evalFloats[T integer | ~float32 | ~float64](a arrow.Array, vals []T, p func(float64) bool, out []byte) {
+	nulls := a.NullN() > 0
 	for i, v := range vals[:len(out)] {
-		if a.NullN() > 0 && a.IsNull(i) {
+		if nulls && a.IsNull(i) {
 			out[i] = vUnknown
 		} else {
 			out[i] = b3(p(float64(v)))

@@ -3,6 +3,7 @@ package filter
 import (
 	"cmp"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -127,17 +128,7 @@ func (l *cleaf) may(st Stats) outcomes {
 		}
 		t, f = mayRange(l.op, l.uints, lo, hi, nil)
 	case domFloat:
-		var lo, hi float64
-		switch mn := s.Min.(type) {
-		case float64:
-			lo, hi = mn, toFloat(s.Max)
-		case int64:
-			lo, hi = float64(mn), toFloat(s.Max)
-		case uint64:
-			lo, hi = float64(mn), toFloat(s.Max)
-		default:
-			return oAll
-		}
+		lo, hi := toFloat(s.Min), toFloat(s.Max)
 		if math.IsNaN(lo) || math.IsNaN(hi) {
 			return oAll
 		}
@@ -168,6 +159,7 @@ func (l *cleaf) may(st Stats) outcomes {
 	return out
 }
 
+// toFloat is a statistic as a float64: NaN for a type that is not a number.
 func toFloat(v any) float64 {
 	switch v := v.(type) {
 	case float64:
@@ -208,7 +200,7 @@ func mayRange[T cmp.Ordered](op opKind, lits []T, lo, hi T, hasPrefix func(T, T)
 				break
 			}
 		}
-		f := !(one && contains(lits, lo))
+		f := !(one && slices.Contains(lits, lo))
 		if op == opNotIn {
 			t, f = f, t
 		}
@@ -234,13 +226,4 @@ func mayRange[T cmp.Ordered](op opKind, lits []T, lo, hi T, hasPrefix func(T, T)
 		return t, f
 	}
 	return true, true
-}
-
-func contains[T comparable](s []T, v T) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

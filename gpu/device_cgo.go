@@ -316,16 +316,18 @@ func (d *Device) ReadBack(b Buffer) ([]byte, error) {
 	return C.GoBytes(p, C.int(b.Size)), nil
 }
 
+// deviceTables is spec's conversion tables in device memory and their
+// length (Tables' N, 1<<spec.Bits), built and uploaded on first use.
 func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
 	d.mu.Lock()
 	p, ok := d.tables[spec]
 	d.mu.Unlock()
+	if ok {
+		return p, 1 << spec.Bits, nil
+	}
 	t, err := Tables(spec)
 	if err != nil {
 		return 0, 0, err
-	}
-	if ok {
-		return p, t.N, nil
 	}
 	b, err := d.Alloc(len(t.Flat) * 2)
 	if err != nil {

@@ -3,6 +3,7 @@ package gpu
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ func (m *ShmMemory) Free(r Region) error {
 	if !ok {
 		return fmt.Errorf("%w: free of unknown region %#x", ErrInvalidSegment, r.Ptr)
 	}
-	return errorsJoin(unix.Munmap(s.mem), os.Remove(s.path))
+	return errors.Join(unix.Munmap(s.mem), os.Remove(s.path))
 }
 
 // ExportMem is the region's file path.
@@ -128,10 +129,3 @@ func (m *ShmMemory) DestroyEvent(ev uint64) error {
 
 // DeviceUUID names the fake.
 func (m *ShmMemory) DeviceUUID() string { return "GPU-00000000-0000-0000-0000-00000000fake" }
-
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/weftdata/weft/filter"
 	"github.com/weftdata/weft/internal/cache"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/sampler"
@@ -426,7 +427,7 @@ func (e *Engine) prepare(ctx context.Context, rec *Record, body []byte, plan *sa
 		if c.Filter == "" {
 			continue
 		}
-		m, err := e.componentMatches(ctx, vs[i], c.Filter)
+		_, m, err := e.componentMatches(ctx, vs[i], c.Filter)
 		if err != nil {
 			return nil, fmt.Errorf("component %d (%s/%s@%s): %w", i, c.Project, c.Table, c.Commit.Short(), err)
 		}
@@ -446,25 +447,25 @@ func (e *Engine) prepare(ctx context.Context, rec *Record, body []byte, plan *sa
 	return &Run{e: e, rec: rec, json: body, plan: plan, versions: vs, matches: matches, mats: mats, schema: schema}, nil
 }
 
-// componentMatches lists v's rows that match the filter text (cached by
-// the tables store per version and filter).
-func (e *Engine) componentMatches(ctx context.Context, v *tables.Version, text string) (*tables.Matches, error) {
+// componentMatches binds the filter text to v and lists v's rows that
+// match it (cached by the tables store per version and filter).
+func (e *Engine) componentMatches(ctx context.Context, v *tables.Version, text string) (*filter.Filter, *tables.Matches, error) {
 	f, err := v.Filter(text)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e.tables.Matches(ctx, v, f)
+	m, err := e.tables.Matches(ctx, v, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, m, nil
 }
 
 // filterComponent makes c, a component of v with blocks laid out, a
 // filtered one: the canonical filter, its matching rows and their counts
 // per block. A filter that matches nothing is ErrEmptyComponent.
 func (e *Engine) filterComponent(ctx context.Context, c *ComponentRecord, v *tables.Version, text string) error {
-	f, err := v.Filter(text)
-	if err != nil {
-		return err
-	}
-	m, err := e.tables.Matches(ctx, v, f)
+	f, m, err := e.componentMatches(ctx, v, text)
 	if err != nil {
 		return err
 	}

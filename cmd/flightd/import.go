@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -80,11 +81,7 @@ func importCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			req.Options[k] = v
 		}
 	}
-	if srcS3.Endpoint == "" {
-		srcS3.Endpoint = sf.s3.Endpoint
-	}
-	srcS3.AccessKey, srcS3.SecretKey, srcS3.Region = sf.s3.AccessKey, sf.s3.SecretKey, sf.s3.Region
-	opt.Source = importers.SourceOptions{Roots: roots, LocalAllowed: true, S3: srcS3}
+	opt.Source = importers.SourceOptions{Roots: roots, LocalAllowed: true, S3: sourceS3(srcS3, sf.s3)}
 	opt.Registry = reg
 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -130,17 +127,18 @@ func importCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "%s\n", res.Commit.ID)
-	fmt.Fprintf(stderr, "imported %d rows (%d files, %s) into %s on %s/%s: commit %s\n", res.Record.Rows, res.Record.Files, humanBytes(res.Record.Bytes), strings.Join(sortedKeys(res.Record.Tables), ", "), req.Project, req.Branch, res.Commit.ID.Short())
+	fmt.Fprintf(stderr, "imported %d rows (%d files, %s) into %s on %s/%s: commit %s\n", res.Record.Rows, res.Record.Files, humanBytes(res.Record.Bytes), strings.Join(slices.Sorted(maps.Keys(res.Record.Tables)), ", "), req.Project, req.Branch, res.Commit.ID.Short())
 	return exitOK
 }
 
-func sortedKeys(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// sourceS3 is the S3 config of import sources: src's endpoint, else the
+// store's, and the store's keys and region.
+func sourceS3(src, store bucket.S3Config) bucket.S3Config {
+	if src.Endpoint == "" {
+		src.Endpoint = store.Endpoint
 	}
-	slices.Sort(out)
-	return out
+	src.AccessKey, src.SecretKey, src.Region = store.AccessKey, store.SecretKey, store.Region
+	return src
 }
 
 // ensureTarget creates project p and branch b (from main) if missing.

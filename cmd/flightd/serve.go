@@ -298,11 +298,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg.flight.ServerOptions = append(cfg.flight.ServerOptions, sec.serverOptions...)
 	impOpts := importers.DefaultOptions()
 	impOpts.Logger = log
-	impOpts.Source = importers.SourceOptions{Roots: cfg.importRoots, LocalAllowed: len(cfg.importRoots) > 0, S3: cfg.importS3}
-	if impOpts.Source.S3.Endpoint == "" {
-		impOpts.Source.S3.Endpoint = cfg.s3.Endpoint
-	}
-	impOpts.Source.S3.AccessKey, impOpts.Source.S3.SecretKey, impOpts.Source.S3.Region = cfg.s3.AccessKey, cfg.s3.SecretKey, cfg.s3.Region
+	impOpts.Source = importers.SourceOptions{Roots: cfg.importRoots, LocalAllowed: len(cfg.importRoots) > 0, S3: sourceS3(cfg.importS3, cfg.s3)}
 	impOpts.AppendCheck = kinds.AppendCheck
 	imp, err := importers.New(t, impOpts)
 	if err != nil {
