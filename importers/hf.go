@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/versions"
 )
 
 // HF imports Hugging Face datasets ("hf"): a save_to_disk directory (a
@@ -132,7 +133,7 @@ func (HF) Import(ctx context.Context, src Source, w *Writer, o FormatOptions) er
 	for _, s := range lay.splits {
 		t := w.BaseTable()
 		if len(lay.splits) > 1 {
-			t = versionsTable(string(t) + "." + sanitizeTableSuffix(s.name))
+			t += versions.TableName("." + sanitizeTableSuffix(s.name))
 		}
 		st := &hfTable{name: string(t)}
 		if err := st.importSplit(ctx, src, w, s, opts); err != nil {
@@ -426,7 +427,7 @@ func (st *hfTable) start(w *Writer, s *hfSplit, p string, schema *arrow.Schema) 
 		meta := ts.Metadata()
 		ts = arrow.NewSchema(append(ts.Fields(), arrow.Field{Name: "split", Type: arrow.BinaryTypes.String, Metadata: md}), &meta)
 	}
-	tw, err := w.Table(versionsTable(st.name), ts)
+	tw, err := w.Table(versions.TableName(st.name), ts)
 	if err != nil {
 		return err
 	}

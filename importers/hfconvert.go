@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -70,7 +71,7 @@ func hfConvertData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error
 		vals := arrow.Int64Traits.CastFromBytes(bufs[1].Bytes())
 		out := make([]int64, len(vals))
 		valid := func(i int) bool {
-			return bufs[0] == nil || bitIsSet(bufs[0].Bytes(), i)
+			return bufs[0] == nil || bitutil.BitIsSet(bufs[0].Bytes(), i)
 		}
 		for i := d.Offset(); i < d.Offset()+d.Len(); i++ {
 			if !valid(i) {
@@ -139,5 +140,3 @@ func hfConvertChild(c arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, erro
 	}
 	return hfConvertData(c, to)
 }
-
-func bitIsSet(b []byte, i int) bool { return b[i/8]&(1<<(i%8)) != 0 }

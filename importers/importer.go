@@ -368,5 +368,3 @@ func ParseRecord(message string) (rec Record, ok bool) {
 	}
 	return Record{}, false
 }
-
-func versionsTable(name string) versions.TableName { return versions.TableName(name) }

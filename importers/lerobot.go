@@ -2,6 +2,7 @@ package importers
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -231,10 +232,10 @@ func (im *lrImport) jsonLines(ctx context.Context, p string, fn func(line int, d
 	if err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, lrMetaLimit)
 	for n := 1; sc.Scan(); n++ {
-		if len(strings.TrimSpace(sc.Text())) == 0 {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
 		if err := fn(n, sc.Bytes()); err != nil {

@@ -36,6 +36,7 @@ import (
 	"golang.org/x/crypto/blake2s"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/versions"
 )
 
 // MDS imports MosaicML Streaming datasets ("mds"): index.json (version 2)
@@ -239,7 +240,7 @@ func importMDSStream(ctx context.Context, src Source, w *Writer, dir string, idx
 		fields[i] = c.field
 	}
 	schema := arrow.NewSchema(fields, nil)
-	tw, err := w.Table(versionsTable(table), schema)
+	tw, err := w.Table(versions.TableName(table), schema)
 	if err != nil {
 		return err
 	}

@@ -31,13 +31,25 @@ func directLeaf(md *metadata.FileMetaData, f arrow.Field) int {
 	default:
 		return -1
 	}
+	leaf := soleLeaf(md, f.Name)
+	if leaf < 0 {
+		return -1
+	}
+	if c := md.Schema.Column(leaf); len(c.ColumnPath()) != 1 || c.PhysicalType() != parquet.Types.ByteArray || c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 {
+		return -1
+	}
+	return leaf
+}
+
+// soleLeaf returns the index of the one Parquet leaf of top-level column
+// name; -1 when it has none or several.
+func soleLeaf(md *metadata.FileMetaData, name string) int {
 	leaf := -1
 	for i := range md.Schema.NumColumns() {
-		c := md.Schema.Column(i)
-		if c.ColumnPath()[0] != f.Name {
+		if md.Schema.Column(i).ColumnPath()[0] != name {
 			continue
 		}
-		if leaf >= 0 || len(c.ColumnPath()) != 1 || c.PhysicalType() != parquet.Types.ByteArray || c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 {
+		if leaf >= 0 {
 			return -1
 		}
 		leaf = i

@@ -52,16 +52,12 @@ func fixedLeaf(md *metadata.FileMetaData, f arrow.Field) int {
 	default:
 		return -1
 	}
-	leaf := -1
-	for i := range md.Schema.NumColumns() {
-		c := md.Schema.Column(i)
-		if c.ColumnPath()[0] != f.Name {
-			continue
-		}
-		if leaf >= 0 || len(c.ColumnPath()) != depth || c.PhysicalType() != want || c.MaxRepetitionLevel() != rep {
-			return -1
-		}
-		leaf = i
+	leaf := soleLeaf(md, f.Name)
+	if leaf < 0 {
+		return -1
+	}
+	if c := md.Schema.Column(leaf); len(c.ColumnPath()) != depth || c.PhysicalType() != want || c.MaxRepetitionLevel() != rep {
+		return -1
 	}
 	return leaf
 }

@@ -336,6 +336,22 @@ func newAppendMedia(s *Store, p versions.ProjectName, schema *arrow.Schema, know
 func (a *appendMedia) check(ctx context.Context, rec arrow.RecordBatch, firstRow int64) error {
 	var missing []string
 	firstOf := map[string]int64{}
+	// note records the digest sha that row names (where says which
+	// column): checked once, and to be stat'ed unless the table has it.
+	note := func(sha string, row int64, where string) error {
+		if a.named[sha] {
+			return nil
+		}
+		if err := versions.ValidateSHA256(sha); err != nil {
+			return fmt.Errorf("%w: row %d: %s %s is not a sha256 digest (64 lowercase hex digits)", ErrBadVideoColumn, row, where, errdefs.Quote(sha))
+		}
+		a.named[sha] = true
+		if a.known == nil || !a.known.HasMedia(sha) {
+			missing = append(missing, sha)
+			firstOf[sha] = row
+		}
+		return nil
+	}
 	for _, c := range a.cols {
 		name := a.schema.Field(c).Name
 		col, ok := rec.Column(c).(*array.Struct)
@@ -347,6 +363,7 @@ func (a *appendMedia) check(ctx context.Context, rec arrow.RecordBatch, firstRow
 		if !ok1 || !ok2 {
 			return fmt.Errorf("%w: video column %s holds %s", ErrBadVideoColumn, errdefs.Quote(name), col.DataType())
 		}
+		where := "video column " + errdefs.Quote(name) + ": media"
 		for i := range col.Len() {
 			row := firstRow + int64(i)
 			switch {
@@ -357,19 +374,9 @@ func (a *appendMedia) check(ctx context.Context, rec arrow.RecordBatch, firstRow
 			case times.IsNull(i):
 				return fmt.Errorf("%w: row %d: video column %s has no time; give the moment's presentation time in seconds", ErrBadVideoColumn, row, errdefs.Quote(name))
 			}
-			sha := media.Value(i)
-			if a.named[sha] {
-				continue
+			if err := note(media.Value(i), row, where); err != nil {
+				return err
 			}
-			if err := versions.ValidateSHA256(sha); err != nil {
-				return fmt.Errorf("%w: row %d: video column %s: media %s is not a sha256 digest (64 lowercase hex digits)", ErrBadVideoColumn, row, errdefs.Quote(name), errdefs.Quote(sha))
-			}
-			a.named[sha] = true
-			if a.known != nil && a.known.HasMedia(sha) {
-				continue
-			}
-			missing = append(missing, sha)
-			firstOf[sha] = row
 		}
 	}
 	for _, c := range a.files {
@@ -378,23 +385,14 @@ func (a *appendMedia) check(ctx context.Context, rec arrow.RecordBatch, firstRow
 		if !ok {
 			return fmt.Errorf("%w: file column %s holds %s", ErrBadVideoColumn, errdefs.Quote(name), rec.Column(c).DataType())
 		}
+		where := "file column " + errdefs.Quote(name) + ":"
 		for i := range col.Len() {
 			if col.IsNull(i) {
 				continue // no file in this row
 			}
-			row, sha := firstRow+int64(i), col.Value(i)
-			if a.named[sha] {
-				continue
+			if err := note(col.Value(i), firstRow+int64(i), where); err != nil {
+				return err
 			}
-			if err := versions.ValidateSHA256(sha); err != nil {
-				return fmt.Errorf("%w: row %d: file column %s: %s is not a sha256 digest (64 lowercase hex digits)", ErrBadVideoColumn, row, errdefs.Quote(name), errdefs.Quote(sha))
-			}
-			a.named[sha] = true
-			if a.known != nil && a.known.HasMedia(sha) {
-				continue
-			}
-			missing = append(missing, sha)
-			firstOf[sha] = row
 		}
 	}
 	found, err := a.s.statAll(ctx, a.p, missing, firstOf)
