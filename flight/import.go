@@ -16,14 +16,14 @@ import (
 
 // importUnits names, per format, the option bounding the largest unit it
 // holds whole in memory (an MDS shard, compressed and decompressed; a
-// WebDataset member), and that option's default.
+// WebDataset sample, its members together), and that option's default.
 var importUnits = map[string]struct {
 	option string
 	def    int64
 	copies int64
 }{
 	"mds": {"max_shard_bytes", 1 << 30, 2},
-	"wds": {"max_member_bytes", 1 << 30, 1},
+	"wds": {"max_sample_bytes", 1 << 30, 1},
 }
 
 // importWriterCost is what an import's writer holds: a row group being

@@ -208,6 +208,46 @@ func (m memSource) OpenAt(context.Context, string) (ReaderAt, error) {
 	return nil, errdefs.ErrUnimplemented
 }
 
+// TestWalkShardSampleBound: a sample's members together may hold at most
+// max_sample_bytes (the import holds a sample whole), each member at most
+// max_member_bytes.
+func TestWalkShardSampleBound(t *testing.T) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, n := range []string{"a.x", "a.y", "a.z", "b.x"} {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: n, Size: 400, Mode: 0o644, Typeflag: tar.TypeReg}))
+		_, err := tw.Write(make([]byte, 400))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	src := memSource{files: map[string][]byte{"s.tar": buf.Bytes()}}
+	for _, tc := range []struct {
+		name              string
+		maxMember, sample int64
+		err               string
+	}{
+		{"fits", 400, 1200, ""},
+		{"sample over", 400, 1199, `key "a": its members reach 1200 bytes at member "a.z", over max_sample_bytes=1199`},
+		{"member over", 399, 1 << 20, `member "a.x" has 400 bytes, over max_member_bytes=399`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := wdsOptions{maxMember: tc.maxMember, maxSample: tc.sample, batchRows: 10}
+			var keys []string
+			err := walkShard(context.Background(), src, "s.tar", opts, false, nil, func(k string, _ []wdsMember) error {
+				keys = append(keys, k)
+				return nil
+			})
+			if tc.err == "" {
+				require.NoError(t, err)
+				require.Equal(t, []string{"a", "b"}, keys)
+				return
+			}
+			require.ErrorIs(t, err, ErrTooLarge)
+			require.ErrorContains(t, err, tc.err)
+		})
+	}
+}
+
 func FuzzWalkShard(f *testing.F) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -220,7 +260,7 @@ func FuzzWalkShard(f *testing.F) {
 	f.Add(buf.Bytes()[:700])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := memSource{files: map[string][]byte{"s.tar": data}}
-		opts := wdsOptions{decode: true, surveyAll: true, maxMember: 1 << 20, batchRows: 10}
+		opts := wdsOptions{decode: true, surveyAll: true, maxMember: 1 << 20, maxSample: 1 << 20, batchRows: 10}
 		_ = walkShard(context.Background(), src, "s.tar", opts, false, nil, func(string, []wdsMember) error { return nil })
 	})
 }

@@ -32,7 +32,10 @@ import (
 //	pickle=refuse|bytes .pyd/.pth/.pickle/.pkl members: refuse the import (default) or keep as bytes, never unpickled
 //	survey=all|first    read every shard (default) or only the first to fix the columns before writing
 //	max_member_bytes=N  largest member (default 1 GiB; at most 2 GiB - 1)
-//	batch_rows=N        rows per written batch (default 1024)
+//	max_sample_bytes=N  largest sample, its members together: what the import holds whole (default 1 GiB; at most 2 GiB - 1)
+//	batch_rows=N        rows per written batch (default 1024; at most 2^20)
+//
+// A dataset of more than wdsMaxColumns member extensions is refused.
 type WebDataset struct{}
 
 // Name is "wds".
@@ -62,13 +65,14 @@ type wdsOptions struct {
 	pickle     bool // keep pickled members as bytes
 	surveyAll  bool
 	maxMember  int64
+	maxSample  int64
 	batchRows  int64
 	batchBytes int64
 }
 
 func parseWDSOptions(o FormatOptions) (wdsOptions, error) {
 	opts := wdsOptions{surveyAll: true, batchBytes: 64 << 20}
-	if err := o.Check("wds", "decode", "pickle", "survey", "max_member_bytes", "batch_rows"); err != nil {
+	if err := o.Check("wds", "decode", "pickle", "survey", "max_member_bytes", "max_sample_bytes", "batch_rows"); err != nil {
 		return opts, err
 	}
 	var err error
@@ -95,14 +99,24 @@ func parseWDSOptions(o FormatOptions) (wdsOptions, error) {
 	if opts.maxMember < 1 || opts.maxMember >= 1<<31 {
 		return opts, fmt.Errorf("%w: option max_member_bytes=%d: want 1 to 2147483647", ErrBadOption, opts.maxMember)
 	}
+	if opts.maxSample, err = o.Int("max_sample_bytes", 1<<30); err != nil {
+		return opts, err
+	}
+	if opts.maxSample < 1 || opts.maxSample >= 1<<31 {
+		return opts, fmt.Errorf("%w: option max_sample_bytes=%d: want 1 to 2147483647", ErrBadOption, opts.maxSample)
+	}
 	if opts.batchRows, err = o.Int("batch_rows", 1024); err != nil {
 		return opts, err
 	}
-	if opts.batchRows < 1 {
-		return opts, fmt.Errorf("%w: option batch_rows=%d: want at least 1", ErrBadOption, opts.batchRows)
+	if opts.batchRows < 1 || opts.batchRows > 1<<20 {
+		return opts, fmt.Errorf("%w: option batch_rows=%d: want 1 to 1048576", ErrBadOption, opts.batchRows)
 	}
 	return opts, nil
 }
+
+// wdsMaxColumns bounds the member extensions of a dataset (its table's
+// columns): each is a builder held for the whole import.
+const wdsMaxColumns = 4096
 
 // wdsColumn is what the survey learnt about one extension.
 type wdsColumn struct {
@@ -185,6 +199,9 @@ func (f WebDataset) Import(ctx context.Context, src Source, w *Writer, o FormatO
 			for _, m := range members {
 				c, ok := cols[m.ext]
 				if !ok {
+					if len(cols) == wdsMaxColumns {
+						return fmt.Errorf("%w: shard %s: key %s: member extension %s would be column %d; a WebDataset import takes at most %d", ErrTooLarge, errdefs.Quote(s.Path), errdefs.Quote(key), errdefs.Quote(m.ext), wdsMaxColumns+1, wdsMaxColumns)
+					}
 					c = newWDSColumn(m.ext, opts)
 					cols[m.ext] = c
 				}
@@ -388,6 +405,7 @@ func walkShard(ctx context.Context, src Source, p string, opts wdsOptions, surve
 	var (
 		key     string
 		members []wdsMember
+		size    int64               // the members' bytes, together
 		seen    = map[string]bool{} // keys of this shard, to name repeats at once
 		last    string              // the last member's name, for messages
 	)
@@ -396,7 +414,7 @@ func walkShard(ctx context.Context, src Source, p string, opts wdsOptions, surve
 			return nil
 		}
 		err := fn(key, members)
-		members = members[:0]
+		members, size = members[:0], 0
 		return err
 	}
 	for {
@@ -444,6 +462,9 @@ func walkShard(ctx context.Context, src Source, p string, opts wdsOptions, surve
 			}
 			seen[k] = true
 			key = k
+		}
+		if size += hdr.Size; size > opts.maxSample {
+			return fmt.Errorf("%w: shard %s: key %s: its members reach %d bytes at member %s, over max_sample_bytes=%d", ErrTooLarge, errdefs.Quote(p), errdefs.Quote(k), size, errdefs.Quote(name), opts.maxSample)
 		}
 		for _, m := range members {
 			if m.ext == ext {
