@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/filter"
 )
 
@@ -145,10 +147,11 @@ func (s *Store) MayMatch(ctx context.Context, v *Version, bi int, f *filter.Filt
 	return f.MayMatch(rowGroupStats(file.pf.MetaData(), b.RowGroup, v.Schema)), nil
 }
 
-// matchBlock evaluates f on row group block b of v and returns the
-// offsets (within the block) of its matching rows. Pieces that statistics
-// or the page index rule out are not read.
-func (r *Reader) matchBlock(ctx context.Context, v *Version, b Block, f *filter.Filter) ([]int64, error) {
+// matchBlock evaluates f on row group block b of v and returns its
+// matching rows as runs of consecutive offsets within the block, adding
+// their bytes to *used and failing once that passes limit. Pieces that
+// statistics or the page index rule out are not read.
+func (r *Reader) matchBlock(ctx context.Context, v *Version, b Block, f *filter.Filter, used *atomic.Int64, limit int64) ([]matchRun, error) {
 	pieces, err := r.s.candidatePieces(ctx, v, b, f)
 	if err != nil || len(pieces) == 0 {
 		return nil, err
@@ -157,7 +160,7 @@ func (r *Reader) matchBlock(ctx context.Context, v *Version, b Block, f *filter.
 	if err != nil {
 		return nil, err
 	}
-	var out []int64
+	var out []matchRun
 	for _, pc := range pieces {
 		rec, err := r.ReadBlock(ctx, v, pc, proj)
 		if err != nil {
@@ -168,13 +171,31 @@ func (r *Reader) matchBlock(ctx context.Context, v *Version, b Block, f *filter.
 		if err != nil {
 			return nil, fmt.Errorf("filter %s on %s@%s: %w", f, v.Table, v.Commit.Short(), err)
 		}
+		before := len(out)
 		for i, k := range keep {
 			if k {
-				out = append(out, pc.Offset-b.Offset+int64(i))
+				out = appendMatch(out, pc.Offset-b.Offset+int64(i), 1)
 			}
+		}
+		if n := used.Add(int64(len(out)-before) * matchRunBytes); n > limit {
+			return nil, fmt.Errorf("%w: the rows of %s@%s matching filter %s need more than %d bytes (%d-byte runs of consecutive rows): use a more selective filter, or a filtered scan without shards", errdefs.ErrResourceExhausted, v.Table, v.Commit.Short(), f, limit, matchRunBytes)
 		}
 	}
 	return out, nil
+}
+
+// matchRunBytes is what one run of consecutive matching rows holds in a
+// Matches (the run and its cumulative count).
+const matchRunBytes = 24
+
+// appendMatch adds n consecutive rows from first to runs, extending the
+// last run when they follow it.
+func appendMatch(runs []matchRun, first, n int64) []matchRun {
+	if k := len(runs) - 1; k >= 0 && runs[k].first+runs[k].n == first {
+		runs[k].n += n
+		return runs
+	}
+	return append(runs, matchRun{first, n})
 }
 
 // Matches are the ordinals of a version's rows that match a filter, in
@@ -206,22 +227,13 @@ func (m *Matches) Rank(row int64) int64 {
 }
 
 // bytes is the memory m holds.
-func (m *Matches) bytes() int64 { return int64(len(m.runs))*24 + 64 }
-
-func (m *Matches) add(row int64) {
-	if k := len(m.runs) - 1; k >= 0 && m.runs[k].first+m.runs[k].n == row {
-		m.runs[k].n++
-	} else {
-		m.runs = append(m.runs, matchRun{row, 1})
-		m.cum = append(m.cum, m.n)
-	}
-	m.n++
-}
+func (m *Matches) bytes() int64 { return int64(len(m.runs))*matchRunBytes + 64 }
 
 // Matches returns the rows of v that match f, reading only the filter's
 // columns of the row groups whose statistics allow a match (eight row
 // groups at a time). The result is cached per (table version's data
-// files, filter text) within Options.MatchCacheBytes.
+// files, filter text) within Options.MatchCacheBytes, which also bounds
+// one result (ErrResourceExhausted past it).
 func (s *Store) Matches(ctx context.Context, v *Version, f *filter.Filter) (*Matches, error) {
 	key := string(v.Project) + "\x00" + string(v.Commit) + "\x00" + string(v.Table) + "\x00" + f.String()
 	h, err := s.matches.Get(ctx, key, func(ctx context.Context) (*Matches, int64, error) {
@@ -242,13 +254,18 @@ func (s *Store) Matches(ctx context.Context, v *Version, f *filter.Filter) (*Mat
 func (s *Store) computeMatches(ctx context.Context, v *Version, f *filter.Filter) (*Matches, error) {
 	r := s.NewReader(nil)
 	defer r.Close()
-	per := make([][]int64, len(v.blocks))
+	limit := s.opts.MatchCacheBytes
+	if limit == 0 {
+		limit = DefaultOptions().MatchCacheBytes
+	}
+	var used atomic.Int64
+	per := make([][]matchRun, len(v.blocks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, b := range v.blocks {
 		g.Go(func() error {
 			var err error
-			per[i], err = r.matchBlock(gctx, v, b, f)
+			per[i], err = r.matchBlock(gctx, v, b, f, &used, limit)
 			return err
 		})
 	}
@@ -256,9 +273,13 @@ func (s *Store) computeMatches(ctx context.Context, v *Version, f *filter.Filter
 		return nil, err
 	}
 	m := &Matches{}
-	for i, offs := range per {
-		for _, o := range offs {
-			m.add(v.blocks[i].FirstRow + o)
+	for i, runs := range per {
+		for _, run := range runs {
+			k := len(m.runs)
+			if m.runs = appendMatch(m.runs, v.blocks[i].FirstRow+run.first, run.n); len(m.runs) > k {
+				m.cum = append(m.cum, m.n)
+			}
+			m.n += run.n
 		}
 	}
 	return m, nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/filter"
 	"github.com/weftdata/weft/tables"
 )
@@ -323,6 +326,57 @@ func TestFilteredScanPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(10), m.Len())
 	require.Equal(t, int64(30000), m.Ordinal(0))
+}
+
+// TestMatchesBounded: a filter's matching rows are kept as runs of
+// consecutive rows within MatchCacheBytes; a result that needs more is
+// ErrResourceExhausted (its computation stops there), whatever the table's size.
+func TestMatchesBounded(t *testing.T) {
+	ctx := context.Background()
+	opts := tables.DefaultOptions()
+	opts.RowGroupRows = 1000
+	opts.MatchCacheBytes = 24 * 100 // 100 runs
+	e := newProjectEnv(t, bucket.NewMem(), opts)
+	r := reader(t, makeBatch(e.mem, 0, 5000))
+	_, err := e.s.Append(ctx, "p", "main", "t", r, "")
+	r.Release()
+	require.NoError(t, err)
+	v, err := e.s.Table(ctx, "p", "main", "t")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		filter string
+		n      int64 // matches; -1: refused
+	}{
+		{"id >= 100 AND id < 4900", 4800},         // one run across row groups
+		{"id < 150 OR id >= 4850", 300},           // two runs
+		{"id IN (" + ids(0, 5000, 50) + ")", 100}, // 100 runs of one row
+		{"id IN (" + ids(0, 5000, 49) + ")", -1},  // 103 runs
+	} {
+		t.Run(tc.filter[:min(len(tc.filter), 30)], func(t *testing.T) {
+			f, err := v.Filter(tc.filter)
+			require.NoError(t, err)
+			m, err := e.s.Matches(ctx, v, f)
+			if tc.n < 0 {
+				require.ErrorIs(t, err, errdefs.ErrResourceExhausted)
+				require.ErrorContains(t, err, "need more than 2400 bytes")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.n, m.Len())
+			for k := int64(0); k < m.Len(); k += 7 {
+				require.Equal(t, k, m.Rank(m.Ordinal(k)))
+			}
+		})
+	}
+}
+
+// ids is "a, a+step, …" below b.
+func ids(a, b, step int64) string {
+	var parts []string
+	for i := a; i < b; i += step {
+		parts = append(parts, strconv.FormatInt(i, 10))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func seqIDs(a, b int64) []int64 {
