@@ -50,46 +50,108 @@ def is_fake(desc: dict[str, Any]) -> bool:
     return str(desc.get("device", "")).endswith(FAKE_SUFFIX)
 
 
-class _CudaRT:
-    """The few CUDA runtime calls device slots need, through ctypes (never
-    run in CI: there is no GPU there)."""
+class _IpcHandle(ctypes.Structure):
+    """cudaIpcMemHandle_t / cudaIpcEventHandle_t (and the driver's CUipc*
+    twins): 64 opaque bytes, passed BY VALUE. (A ctypes array argument
+    would pass a pointer to them: the wrong ABI.)"""
 
-    def __init__(self) -> None:
-        last: Optional[OSError] = None
-        for name in ("libcudart.so", "libcudart.so.12", "libcudart.so.13", "libcudart.so.11.0"):
+    _fields_ = [("reserved", ctypes.c_char * 64)]
+
+
+def _handle(b: bytes) -> _IpcHandle:
+    if len(b) != 64:
+        raise WeftError(f"cuda-ipc: an IPC handle of {len(b)} bytes (64 expected)")
+    return _IpcHandle.from_buffer_copy(b)
+
+
+class _CudaRT:
+    """The few CUDA calls device slots need, through ctypes: the runtime
+    (``libcudart``, the copy torch already loaded when there is one) or,
+    without it, the driver API (``libcuda.so.1``) on the current context.
+    The argument passing is tested against a compiled stand-in of both
+    libraries (tests/test_device_ctypes.py); the real libraries only run
+    on a GPU (``make gpu-check``)."""
+
+    RUNTIMES = ("libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0")
+    DRIVERS = ("libcuda.so.1",)
+
+    def __init__(self, runtimes: tuple[str, ...] = RUNTIMES, drivers: tuple[str, ...] = DRIVERS) -> None:
+        errs: list[str] = []
+        self.driver = False
+        for name in runtimes:
             try:
                 self.lib = ctypes.CDLL(name)
                 break
             except OSError as e:
-                last = e
+                errs.append(str(e))
         else:
-            raise WeftError(f"cuda-ipc: libcudart cannot be loaded ({last}); install the CUDA runtime "
-                            "(torch's wheels ship one: nvidia-cuda-runtime)")
+            for name in drivers:
+                try:
+                    self.lib = ctypes.CDLL(name)
+                    self.driver = True
+                    break
+                except OSError as e:
+                    errs.append(str(e))
+            else:
+                raise WeftError(f"cuda-ipc: neither libcudart nor libcuda can be loaded ({'; '.join(errs)}); install "
+                                "the NVIDIA driver and the CUDA runtime (torch's wheels ship one: nvidia-cuda-runtime)")
+        L, vp, u = self.lib, ctypes.c_void_p, ctypes.c_uint
+        if self.driver:
+            # CUDA >= 11 exports cuIpcOpenMemHandle as cuIpcOpenMemHandle_v2 (cuda.h's #define).
+            self._open_mem = getattr(L, "cuIpcOpenMemHandle_v2", None) or L.cuIpcOpenMemHandle
+            self._open_mem.argtypes = [ctypes.POINTER(ctypes.c_uint64), _IpcHandle, u]
+            self._close_mem = getattr(L, "cuIpcCloseMemHandle", None)
+            self._close_mem.argtypes = [ctypes.c_uint64]
+            self._open_event = L.cuIpcOpenEventHandle
+            self._open_event.argtypes = [ctypes.POINTER(vp), _IpcHandle]
+            self._wait = L.cuStreamWaitEvent
+        else:
+            self._open_mem = L.cudaIpcOpenMemHandle
+            self._open_mem.argtypes = [ctypes.POINTER(vp), _IpcHandle, u]
+            self._close_mem = L.cudaIpcCloseMemHandle
+            self._close_mem.argtypes = [vp]
+            self._open_event = L.cudaIpcOpenEventHandle
+            self._open_event.argtypes = [ctypes.POINTER(vp), _IpcHandle]
+            self._wait = L.cudaStreamWaitEvent
+        self._wait.argtypes = [vp, vp, u]
+        for f in (self._open_mem, self._close_mem, self._open_event, self._wait):
+            f.restype = ctypes.c_int
 
     def check(self, rc: int, what: str) -> None:
-        if rc != 0:
+        if rc == 0:
+            return
+        msg = ctypes.c_char_p()
+        if self.driver:
+            self.lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+            self.lib.cuGetErrorString(rc, ctypes.byref(msg))
+        else:
             self.lib.cudaGetErrorString.restype = ctypes.c_char_p
-            raise WeftError(f"cuda-ipc: {what} failed: {self.lib.cudaGetErrorString(rc).decode()} ({rc})")
+            self.lib.cudaGetErrorString.argtypes = [ctypes.c_int]
+            msg = ctypes.c_char_p(self.lib.cudaGetErrorString(rc))
+        raise WeftError(f"cuda-ipc: {what} failed: {(msg.value or b'?').decode()} ({rc})")
 
     def open_mem(self, handle: bytes) -> int:
+        h = _handle(handle)
+        if self.driver:
+            p = ctypes.c_uint64()
+            # CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
+            self.check(self._open_mem(ctypes.byref(p), h, 1), "cuIpcOpenMemHandle")
+            return int(p.value)
         ptr = ctypes.c_void_p()
-        h = (ctypes.c_char * 64).from_buffer_copy(handle)
-        # cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle (by value), flags: LazyEnablePeerAccess)
-        self.check(self.lib.cudaIpcOpenMemHandle(ctypes.byref(ptr), h, ctypes.c_uint(1)), "cudaIpcOpenMemHandle")
+        # cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, cudaIpcMemLazyEnablePeerAccess)
+        self.check(self._open_mem(ctypes.byref(ptr), h, 1), "cudaIpcOpenMemHandle")
         return int(ptr.value or 0)
 
     def close_mem(self, ptr: int) -> None:
-        self.lib.cudaIpcCloseMemHandle(ctypes.c_void_p(ptr))
+        self._close_mem(ptr)
 
     def open_event(self, handle: bytes) -> int:
         ev = ctypes.c_void_p()
-        h = (ctypes.c_char * 64).from_buffer_copy(handle)
-        self.check(self.lib.cudaIpcOpenEventHandle(ctypes.byref(ev), h), "cudaIpcOpenEventHandle")
+        self.check(self._open_event(ctypes.byref(ev), _handle(handle)), "cudaIpcOpenEventHandle")
         return int(ev.value or 0)
 
     def wait(self, stream: int, event: int) -> None:
-        self.check(self.lib.cudaStreamWaitEvent(ctypes.c_void_p(stream), ctypes.c_void_p(event), ctypes.c_uint(0)),
-                   "cudaStreamWaitEvent")
+        self.check(self._wait(stream or None, event, 0), "cudaStreamWaitEvent")
 
 
 class _CudaArray:
@@ -108,7 +170,7 @@ class DeviceSlots:
         self._maps: dict[int, mmap.mmap] = {}  # fake: slot → its file, mapped
         self._paths: dict[int, str] = {}
         self._ptrs: dict[int, int] = {}  # CUDA: slot → opened pointer
-        self._events: dict[int, int] = {}
+        self._events: dict[str, int] = {}  # event handle (base64) → opened event
         self._rt: Optional[_CudaRT] = None
 
     @property
@@ -159,12 +221,13 @@ class DeviceSlots:
                 if old is not None:
                     self._rt.close_mem(old)
                 self._ptrs[slot] = self._rt.open_mem(handle)
-            if slot not in self._events:
-                self._events[slot] = self._rt.open_event(base64.b64decode(desc["event"]))
+            ev = str(desc["event"])  # one interprocess event per slot: opened once per handle
+            if ev not in self._events:
+                self._events[ev] = self._rt.open_event(base64.b64decode(ev))
             ptr = self._ptrs.get(slot)
             if ptr is None:
                 raise WeftError(f"cuda-ipc: device slot {slot} used before its handle came")
-            self._rt.wait(torch.cuda.current_stream(self.device).cuda_stream, self._events[slot])
+            self._rt.wait(torch.cuda.current_stream(self.device).cuda_stream, self._events[ev])
             return torch.as_tensor(_CudaArray(ptr + offset, shape, strides), device=self.device)
 
     def close(self) -> None:

@@ -1,0 +1,57 @@
+/* fake_cudart.c - a stand-in for libcudart and libcuda's IPC entry points, for
+ * tests/test_device_ctypes.py: it checks the ctypes calling convention of
+ * weft/_device.py's _CudaRT (the 64-byte handles go BY VALUE, pointers come
+ * back through out-parameters), which otherwise only a GPU would exercise.
+ * A memory handle's first 8 bytes are the pointer it opens to; its last byte
+ * must be 0x5a (a caller that passed a pointer to the handle instead of the
+ * handle fails that check). */
+#include <stdint.h>
+#include <string.h>
+
+typedef struct { char reserved[64]; } handle64;
+
+static uint64_t last_stream, last_event, last_closed;
+static unsigned last_flags;
+
+static int open_mem(uint64_t *out, handle64 h, unsigned flags)
+{
+    if ((unsigned char)h.reserved[63] != 0x5a) return 400; /* invalid handle */
+    memcpy(out, h.reserved, 8);
+    last_flags = flags;
+    return 0;
+}
+
+int cudaIpcOpenMemHandle(void **p, handle64 h, unsigned flags) { return open_mem((uint64_t *)p, h, flags); }
+int cuIpcOpenMemHandle_v2(uint64_t *p, handle64 h, unsigned flags) { return open_mem(p, h, flags); }
+int cudaIpcCloseMemHandle(void *p) { last_closed = (uint64_t)(uintptr_t)p; return 0; }
+int cuIpcCloseMemHandle(uint64_t p) { last_closed = p; return 0; }
+
+static int open_event(void **ev, handle64 h)
+{
+    if ((unsigned char)h.reserved[63] != 0x5a) return 400;
+    uint64_t v;
+    memcpy(&v, h.reserved + 8, 8);
+    *ev = (void *)(uintptr_t)v;
+    return 0;
+}
+int cudaIpcOpenEventHandle(void **ev, handle64 h) { return open_event(ev, h); }
+int cuIpcOpenEventHandle(void **ev, handle64 h) { return open_event(ev, h); }
+
+static int wait(void *stream, void *event, unsigned flags)
+{
+    if (flags != 0) return 1;
+    last_stream = (uint64_t)(uintptr_t)stream;
+    last_event = (uint64_t)(uintptr_t)event;
+    return 0;
+}
+int cudaStreamWaitEvent(void *s, void *e, unsigned f) { return wait(s, e, f); }
+int cuStreamWaitEvent(void *s, void *e, unsigned f) { return wait(s, e, f); }
+
+const char *cudaGetErrorString(int rc) { return rc == 400 ? "invalid resource handle" : "unknown error"; }
+int cuGetErrorString(int rc, const char **s) { *s = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "CUDA_ERROR_UNKNOWN"; return 0; }
+
+/* for the test to read back what the calls received */
+uint64_t fake_last_stream(void) { return last_stream; }
+uint64_t fake_last_event(void) { return last_event; }
+uint64_t fake_last_closed(void) { return last_closed; }
+unsigned fake_last_flags(void) { return last_flags; }

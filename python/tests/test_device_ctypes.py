@@ -1,0 +1,71 @@
+"""weft._device._CudaRT's ctypes calls against a compiled stand-in of
+libcudart and libcuda (tests/data/fake_cudart.c).
+
+The real CUDA IPC path runs only on a GPU (`make gpu-check`), so these
+tests pin what can be checked on a CPU: the 64-byte IPC handles are passed
+by value (a ctypes array argument would pass a pointer, the wrong ABI; the
+stand-in refuses that), pointers and events come back through their out-
+parameters, the stream and event reach cudaStreamWaitEvent, and a failing
+call raises with the library's own error string. Both the runtime and the
+driver-API fallback are exercised."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from weft import WeftError
+from weft._device import _CudaRT
+
+SRC = Path(__file__).parent / "data" / "fake_cudart.c"
+
+
+@pytest.fixture(scope="module")
+def fake_lib(tmp_path_factory) -> str:
+    if shutil.which("gcc") is None:
+        pytest.fail("gcc not found: the CUDA ctypes ABI tests cannot build their stand-in library")
+    out = tmp_path_factory.mktemp("cudart") / "libfakecudart.so"
+    subprocess.run(["gcc", "-O2", "-Wall", "-fPIC", "-shared", "-o", str(out), str(SRC)], check=True)
+    return str(out)
+
+
+def _handle(ptr: int, event: int = 0, ok: bool = True) -> bytes:
+    b = bytearray(struct.pack("<QQ", ptr, event) + bytes(48))
+    b[63] = 0x5A if ok else 0
+    return bytes(b)
+
+
+@pytest.mark.parametrize("driver", [False, True], ids=["cudart", "driver-api"])
+def test_cuda_rt_passes_handles_by_value(fake_lib, driver):
+    rt = _CudaRT(runtimes=() if driver else (fake_lib,), drivers=(fake_lib,))
+    assert rt.driver is driver
+    lib = ctypes.CDLL(fake_lib)
+    for f in ("fake_last_stream", "fake_last_event", "fake_last_closed"):
+        getattr(lib, f).restype = ctypes.c_uint64
+
+    ptr = 0x7F00_DEAD_BEE0
+    assert rt.open_mem(_handle(ptr)) == ptr
+    assert lib.fake_last_flags() == 1  # lazy peer access
+    ev = rt.open_event(_handle(0, event=0x1234_5678))
+    assert ev == 0x1234_5678
+    rt.wait(0xABC0, ev)
+    assert lib.fake_last_stream() == 0xABC0 and lib.fake_last_event() == ev
+    rt.wait(0, ev)  # the legacy default stream is NULL
+    assert lib.fake_last_stream() == 0
+    rt.close_mem(ptr)
+    assert lib.fake_last_closed() == ptr
+
+    with pytest.raises(WeftError, match="invalid resource handle|INVALID_HANDLE"):
+        rt.open_mem(_handle(ptr, ok=False))
+    with pytest.raises(WeftError, match="64 expected"):
+        rt.open_mem(b"short")
+
+
+def test_cuda_rt_says_what_is_missing():
+    with pytest.raises(WeftError, match="neither libcudart nor libcuda"):
+        _CudaRT(runtimes=("libnope-cudart.so",), drivers=("libnope-cuda.so.1",))
