@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,8 +95,9 @@ func windowPTS(t *testing.T, rec arrow.RecordBatch, name string) [][]int64 {
 // slot's first use only, a new generation each use) equal to the CPU
 // path's frames, the other columns come as host slots byte-equal to the
 // plain stream's, releases come back, and the device ring is freed when
-// the exchange ends; a run without video, and a server without GPU,
-// fall back to host slots and say why.
+// the exchange ends; a window with a size is resized on the device (equal
+// to gpu.ResizeRGB of the CPU path's frames); a run without video, and a
+// server without GPU, fall back to host slots and say why.
 func TestExchangeCudaIPC(t *testing.T) {
 	clip := makeMP4(t, 42) // skips loudly without ffmpeg
 	d := fakeGPU(t)        // closed after the server stops (cleanups run last first)
@@ -201,6 +203,53 @@ func TestExchangeCudaIPC(t *testing.T) {
 		require.ErrorIs(t, err, os.ErrNotExist, "the device ring's slots are freed when the exchange ends")
 	}
 	require.Zero(t, budget.Used(), "--gpu-memory-limit's bytes back")
+
+	t.Run("a size: resized on the device", func(t *testing.T) {
+		for _, size := range [][2]int{{24, 35}, {17, 75}} { // down; down in height and up in width, odd
+			oh, ow := size[0], size[1]
+			t.Run(fmt.Sprintf("%dx%d", ow, oh), func(t *testing.T) {
+				r := recipe
+				r.Components = []client.Component{{Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"},
+					Windows: map[string]client.Window{"wrist_camera": {Kind: "video",
+						Spec: json.RawMessage(fmt.Sprintf(`{"frames":[-2,0,1],"pad":true,"size":[%d,%d]}`, oh, ow))}}}}
+				run, err := se.c.Resolve(ctx, r, 1)
+				require.NoError(t, err)
+				before := d.Stats()
+				n := 0
+				files := map[int]string{} // device slot → its file
+				// the same seed and components as recipe: the same samples, so plain's PTS
+				for st, err := range se.c.ReadRankExchange(ctx, run.Ranks[0], client.DeliveryCudaIPC) {
+					require.NoError(t, err)
+					require.Len(t, st.Device, 1, "step %d: the resized column in a device slot", st.Step)
+					var ds gpu.DeviceSlot
+					require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+					rows := int(st.Batch.NumRows())
+					require.Equal(t, []int{rows, 3, oh, ow, 3}, ds.Shape)
+					if ds.IPCHandle != "" {
+						h, err := base64.StdEncoding.DecodeString(ds.IPCHandle)
+						require.NoError(t, err)
+						files[ds.Slot] = string(h)
+					}
+					data, err := os.ReadFile(files[ds.Slot])
+					require.NoError(t, err)
+					fb := oh * ow * 3
+					for i, row := range plain[st.Step].pts {
+						for j, p := range row {
+							want, err := gpu.ResizeRGB(ref[p], 48, 64, oh, ow)
+							require.NoError(t, err)
+							off := int(ds.Offset) + (i*3+j)*fb
+							require.True(t, bytes.Equal(want, data[off:off+fb]), "step %d row %d frame %d (pts %d)", st.Step, i, j, p)
+						}
+					}
+					n++
+				}
+				require.Equal(t, len(plain), n)
+				require.Equal(t, before.FrameCopyBytes, d.Stats().FrameCopyBytes, "no frame byte crossed to the host")
+				se.waitFreed(used)
+				require.Zero(t, budget.Used())
+			})
+		}
+	})
 
 	t.Run("no video: host slots, and why", func(t *testing.T) {
 		r := recipe

@@ -42,7 +42,7 @@ type deviceColumn struct {
 	name   string
 	index  int   // in the run's schema
 	t      int   // frames per window
-	h, w   int   // frame size
+	h, w   int   // frame size (the window's size when it has one)
 	offset int64 // in the slot
 }
 
@@ -66,8 +66,8 @@ func isVideoWindow(dt arrow.DataType) bool {
 // cudaSink serves a "cuda-ipc" exchange: each step's video window columns
 // are decoded on the GPU into a device slot and described by a StepDevice
 // message; the rest of the step goes through the host-slot sink. When the
-// first step cannot be served so (no GPU, no video, a codec NVDEC lacks, a
-// resize, frames of different sizes, the budget), the exchange is served
+// first step cannot be served so (no GPU, no video, a codec NVDEC lacks,
+// frames of different sizes, the budget), the exchange is served
 // with host slots and the header's fallback says why.
 type cudaSink struct {
 	x    *exchange
@@ -137,7 +137,9 @@ func (k *cudaSink) plan(ctx context.Context, batch arrow.RecordBatch) string {
 }
 
 // column checks column i of the first step: every segment a codec this
-// GPU decodes, no resize, one frame size.
+// GPU decodes, one frame size (the window's size when it has one: frames
+// of different sizes resized to one size are fine; the resize runs on the
+// device, gpu.DecodeOptions).
 func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceColumn, string) {
 	w, err := parseWindow(batch.Column(i))
 	if err != nil {
@@ -146,15 +148,12 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 	c := deviceColumn{name: name, index: i, t: w.t}
 	for si := range w.nsegs {
 		sg := w.segment(si)
-		if sg.resize {
-			return c, fmt.Sprintf("column %s has a size (a resize, done on the CPU for now)", name)
-		}
-		if sg.height < 1 || sg.width < 1 {
-			return c, fmt.Sprintf("column %s has a segment of size %dx%d", name, sg.width, sg.height)
+		if sg.height < 1 || sg.width < 1 || sg.outH < 1 || sg.outW < 1 {
+			return c, fmt.Sprintf("column %s has a segment of size %dx%d (to %dx%d)", name, sg.width, sg.height, sg.outW, sg.outH)
 		}
 		if c.h == 0 {
-			c.h, c.w = sg.height, sg.width
-		} else if c.h != sg.height || c.w != sg.width {
+			c.h, c.w = sg.outH, sg.outW
+		} else if c.h != sg.outH || c.w != sg.outW {
 			return c, fmt.Sprintf("column %s has frames of different sizes", name)
 		}
 		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
@@ -292,14 +291,15 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 			return fmt.Errorf("%w: a frame names segment %d of %d", ErrUnavailableDelivery, s, w.nsegs)
 		}
 		sg := w.segment(s)
-		if sg.height != c.h || sg.width != c.w || sg.resize {
-			return fmt.Errorf("%w: segment %d is %dx%d (resize %v), the first step's frames %dx%d", ErrUnavailableDelivery, s, sg.width, sg.height, sg.resize, c.w, c.h)
+		if sg.outH != c.h || sg.outW != c.w {
+			return fmt.Errorf("%w: segment %d's frames are %dx%d, the first step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h)
 		}
 		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return err
 		}
-		if _, err := k.g.Device.DecodeRGBTo(ctx, gpu.Segment{Config: cfg, Units: sg.units, PTS: sg.unitPTS}, ws, to[s]); err != nil {
+		seg := gpu.Segment{Config: cfg, Units: sg.units, PTS: sg.unitPTS}
+		if _, err := k.g.Device.DecodeRGBTo(ctx, seg, ws, to[s], gpu.DecodeOptions{Width: c.w, Height: c.h}); err != nil {
 			return err
 		}
 	}
@@ -333,7 +333,7 @@ type windowSegment struct {
 	width, height int
 	units         [][]byte
 	unitPTS       []int64
-	resize        bool
+	outH, outW    int // the frames' size: the segment's size when it has one, else its own
 }
 
 func parseWindow(arr arrow.Array) (*window, error) {
@@ -416,7 +416,18 @@ func parseWindow(arr arrow.Array) (*window, error) {
 func (w *window) segment(i int) windowSegment {
 	i += w.segBase
 	s := windowSegment{codec: w.codec.Value(i), config: w.config.Value(i), width: int(w.width.Value(i)), height: int(w.height.Value(i))}
-	s.resize = w.size != nil && w.size.IsValid(i)
+	s.outH, s.outW = s.height, s.width
+	if w.size != nil && w.size.IsValid(i) {
+		if v, ok := w.size.ListValues().(*array.Int32); ok {
+			if a, b := w.size.ValueOffsets(i); b-a == 2 {
+				s.outH, s.outW = int(v.Value(int(a))), int(v.Value(int(a)+1))
+			} else {
+				s.outH, s.outW = 0, 0 // refused by column
+			}
+		} else {
+			s.outH, s.outW = 0, 0
+		}
+	}
 	a, b := w.units.ValueOffsets(i)
 	for j := a; j < b; j++ {
 		s.units = append(s.units, w.unitBytes.Value(int(j)))

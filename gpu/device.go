@@ -11,7 +11,37 @@ import (
 //go:embed kernels/rgb.ptx
 var rgbPTX []byte
 
-const rgbKernel = "weft_yuv420_to_rgb"
+// The kernels of rgb.ptx: the conversion, and the resize's two passes.
+const (
+	rgbKernel     = "weft_yuv420_to_rgb"
+	vresizeKernel = "weft_yuv420_to_rgb_vresize"
+	hresizeKernel = "weft_rgb_hresize"
+)
+
+// DecodeOptions are one RGB decode's output choices (DecodeRGB,
+// DecodeRGBTo).
+type DecodeOptions struct {
+	// Width, Height: the size every kept frame is resized to on the device
+	// (python/weft/_video.py's resize, reference ResizeRGB; a window's
+	// size=(H, W)). Both zero, or the stream's own size: no resize.
+	Width, Height int
+}
+
+// outSize is the frame size o gives a stream of w×h, and whether it is a
+// resize; at most one DecodeOptions.
+func outSize(opts []DecodeOptions, w, h int) (int, int, bool, error) {
+	if len(opts) > 1 {
+		return 0, 0, false, fmt.Errorf("%w: %d DecodeOptions (at most one)", ErrInvalidSegment, len(opts))
+	}
+	if len(opts) == 0 || (opts[0].Width == 0 && opts[0].Height == 0) {
+		return w, h, false, nil
+	}
+	o := opts[0]
+	if o.Width < 1 || o.Height < 1 || o.Width > 1<<15 || o.Height > 1<<15 {
+		return 0, 0, false, fmt.Errorf("%w: resize to %dx%d", ErrInvalidSegment, o.Width, o.Height)
+	}
+	return o.Width, o.Height, o.Width != w || o.Height != h, nil
+}
 
 // Info describes a device.
 type Info struct {

@@ -34,8 +34,15 @@ type Device struct {
 	caps   map[capsKey]Caps
 	pool   map[poolKey][]*C.wg_session
 	tables map[ColorSpec]C.ulonglong // tables uploaded to device memory
+	filter map[[2]int]deviceFilter   // resize filters uploaded to device memory, by (in, out) size
 	specs  map[string]ColorSpec      // per configuration box: the stream's colour, once seen
 	stats  Stats
+}
+
+// deviceFilter is a ResizeFilter in device memory.
+type deviceFilter struct {
+	ptr  C.ulonglong
+	taps int
 }
 
 type capsKey struct {
@@ -77,16 +84,18 @@ func Open(ctx context.Context, opts Options) (*Device, error) {
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, what, reason)
 	}
 	d := &Device{opts: opts, drv: drv, caps: map[capsKey]Caps{}, pool: map[poolKey][]*C.wg_session{},
-		tables: map[ColorSpec]C.ulonglong{}, specs: map[string]ColorSpec{}}
+		tables: map[ColorSpec]C.ulonglong{}, filter: map[[2]int]deviceFilter{}, specs: map[string]ColorSpec{}}
 	d.info = Info{Name: C.GoString(&drv.name[0]), DriverVersion: int(drv.driver_version)}
 	for i := range d.info.UUID {
 		d.info.UUID[i] = byte(drv.uuid[i])
 	}
 	ptx := C.CString(string(rgbPTX))
 	defer C.free(unsafe.Pointer(ptx))
-	name := C.CString(rgbKernel)
+	name, vname, hname := C.CString(rgbKernel), C.CString(vresizeKernel), C.CString(hresizeKernel)
 	defer C.free(unsafe.Pointer(name))
-	if r := C.wg_load_kernel(drv, ptx, name); r != 0 {
+	defer C.free(unsafe.Pointer(vname))
+	defer C.free(unsafe.Pointer(hname))
+	if r := C.wg_load_kernel(drv, ptx, name, vname, hname); r != 0 {
 		err := d.driverErr("cuModuleLoadData(rgb.ptx)", C.int(r))
 		d.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -347,40 +356,103 @@ func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
 	return C.ulonglong(b.Ptr), t.N, nil
 }
 
+// deviceFilter is ResizeWeights(nIn, nOut) in device memory, built and
+// uploaded on first use (kept until Close, like the colour tables).
+func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
+	k := [2]int{nIn, nOut}
+	d.mu.Lock()
+	f, ok := d.filter[k]
+	d.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	rf, err := ResizeWeights(nIn, nOut)
+	if err != nil {
+		return deviceFilter{}, err
+	}
+	b := rf.deviceBytes()
+	buf, err := d.Alloc(len(b))
+	if err != nil {
+		return deviceFilter{}, err
+	}
+	if r := C.wg_htod(d.drv, C.ulonglong(buf.Ptr), unsafe.Pointer(&b[0]), C.size_t(len(b))); r != 0 {
+		_ = d.Free(buf)
+		return deviceFilter{}, d.driverErr("cuMemcpyHtoD(resize filter)", r)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if q, ok := d.filter[k]; ok || d.closed {
+		_ = d.Free(buf)
+		if !ok {
+			return deviceFilter{}, ErrClosed
+		}
+		return q, nil
+	}
+	f = deviceFilter{ptr: C.ulonglong(buf.Ptr), taps: rf.Taps}
+	d.filter[k] = f
+	return f, nil
+}
+
 // DecodeRGB decodes seg and converts the frames whose PTS is in want to
 // packed RGB uint8 straight into device memory: frame i of want at
-// dst + i*Height*Width*3. No frame byte crosses to the host. It returns the
-// colour rule the stream's signalling gave (its matrix and range; a stream
-// first seen with other colours than assumed is converted again).
-func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst Buffer) (ColorSpec, error) {
-	fb := seg.Config.Width * seg.Config.Height * 3
+// dst + i*Height*Width*3, at the stream's size or opts' (a resize on the
+// device, see DecodeRGBTo). No frame byte crosses to the host. It returns
+// the colour rule the stream's signalling gave (its matrix and range; a
+// stream first seen with other colours than assumed is converted again).
+func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst Buffer, opts ...DecodeOptions) (ColorSpec, error) {
+	w, h, _, err := outSize(opts, seg.Config.Width, seg.Config.Height)
+	if err != nil {
+		return ColorSpec{}, err
+	}
+	fb := w * h * 3
 	if need := len(want) * fb; dst.Size < need {
 		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB need %d bytes, the buffer has %d", ErrInvalidSegment,
-			len(want), seg.Config.Width, seg.Config.Height, need, dst.Size)
+			len(want), w, h, need, dst.Size)
 	}
 	to := make([]uint64, len(want))
 	for i := range to {
 		to[i] = dst.Ptr + uint64(i*fb)
 	}
-	return d.DecodeRGBTo(ctx, seg, want, to)
+	return d.DecodeRGBTo(ctx, seg, want, to, opts...)
 }
 
 // DecodeRGBTo is DecodeRGB with each wanted frame's own destination (the
 // frame's place in a step's [B, T, H, W, 3] tensor): a segment shared by
 // several windows is decoded once and each kept frame written where its
 // windows want it (a PTS repeated in want is written to each place).
-func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to []uint64) (ColorSpec, error) {
+//
+// With opts (at most one) naming another size than the stream's, each
+// frame is resized on the device to Width×Height (Width*Height*3 bytes at
+// its destination): the conversion and the vertical pass in one kernel
+// into a float32 scratch of the session (Height*streamWidth*12 bytes, kept
+// with the pooled session, outside --gpu-memory-limit), then the
+// horizontal pass into the destination, with ResizeWeights' filters,
+// uploaded once per (in, out) size. The result is ResizeRGB's, exactly.
+func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to []uint64, opts ...DecodeOptions) (ColorSpec, error) {
 	if err := ctx.Err(); err != nil {
 		return ColorSpec{}, err
 	}
 	if len(to) != len(want) {
 		return ColorSpec{}, fmt.Errorf("%w: %d destinations for %d frames", ErrInvalidSegment, len(to), len(want))
 	}
-	id, err := d.check(seg.Config)
+	cfg := seg.Config
+	ow, oh, resize, err := outSize(opts, cfg.Width, cfg.Height)
 	if err != nil {
 		return ColorSpec{}, err
 	}
-	cfg := seg.Config
+	id, err := d.check(cfg)
+	if err != nil {
+		return ColorSpec{}, err
+	}
+	var vf, hf deviceFilter
+	if resize {
+		if vf, err = d.deviceFilter(cfg.Height, oh); err != nil {
+			return ColorSpec{}, err
+		}
+		if hf, err = d.deviceFilter(cfg.Width, ow); err != nil {
+			return ColorSpec{}, err
+		}
+	}
 	bits := max(cfg.BitDepth, 8)
 	d.mu.Lock()
 	spec, known := d.specs[string(cfg.Box)]
@@ -406,8 +478,18 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 		if len(to) > 0 {
 			s.dev_outs = &outs[0]
 		}
+		if resize {
+			s.in_w, s.in_h, s.out_w, s.out_h = C.int(cfg.Width), C.int(cfg.Height), C.int(ow), C.int(oh)
+			s.vfilter, s.vtaps = C.CUdeviceptr(vf.ptr), C.unsigned(vf.taps)
+			s.hfilter, s.htaps = C.CUdeviceptr(hf.ptr), C.unsigned(hf.taps)
+		}
 		missing, err := d.run(s, seg, want)
 		s.dev_outs = nil
+		s.in_w, s.in_h, s.out_w, s.out_h, s.vfilter, s.hfilter = 0, 0, 0, 0, 0, 0
+		if err != nil && resize && (int(s.width) != cfg.Width || int(s.height) != cfg.Height) {
+			err = fmt.Errorf("%w: the stream is %dx%d, the configuration says %dx%d (resize to %dx%d): %w", ErrInvalidSegment,
+				s.width, s.height, cfg.Width, cfg.Height, ow, oh, err)
+		}
 		got := ColorRule(int(s.color_primaries_matrix), s.full_range != 0, int(s.height), int(s.bit_depth))
 		d.put(k, s, err == nil)
 		if err != nil {
@@ -447,8 +529,8 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
-	pool, tables := d.pool, d.tables
-	d.pool, d.tables = nil, nil
+	pool, tables, filters := d.pool, d.tables, d.filter
+	d.pool, d.tables, d.filter = nil, nil, nil
 	d.mu.Unlock()
 	for _, l := range pool {
 		for _, s := range l {
@@ -458,6 +540,9 @@ func (d *Device) Close() error {
 	}
 	for _, p := range tables {
 		C.wg_free(d.drv, p)
+	}
+	for _, f := range filters {
+		C.wg_free(d.drv, f.ptr)
 	}
 	C.wg_close(d.drv)
 	C.free(unsafe.Pointer(d.drv))

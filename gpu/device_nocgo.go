@@ -35,10 +35,10 @@ func (d *Device) Caps(video.Codec, int) (Caps, error) { return Caps{}, ErrClosed
 func (d *Device) DecodeNV12(context.Context, Segment, []int64) ([]Frame, error) {
 	return nil, ErrClosed
 }
-func (d *Device) DecodeRGB(context.Context, Segment, []int64, Buffer) (ColorSpec, error) {
+func (d *Device) DecodeRGB(context.Context, Segment, []int64, Buffer, ...DecodeOptions) (ColorSpec, error) {
 	return ColorSpec{}, ErrClosed
 }
-func (d *Device) DecodeRGBTo(context.Context, Segment, []int64, []uint64) (ColorSpec, error) {
+func (d *Device) DecodeRGBTo(context.Context, Segment, []int64, []uint64, ...DecodeOptions) (ColorSpec, error) {
 	return ColorSpec{}, ErrClosed
 }
 func (d *Device) Alloc(int) (Buffer, error)       { return Buffer{}, ErrClosed }

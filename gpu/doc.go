@@ -26,6 +26,12 @@
 // (kernels/rgb.ptx, embedded, JIT-compiled by the driver with
 // cuModuleLoadData); `make ptx` regenerates it with nvcc or clang.
 //
+// Resize: with DecodeOptions naming another size, two more kernels of
+// rgb.cu resize each frame on the device as python's resize does
+// (separable antialiased bilinear): ResizeWeights is python's _weights bit
+// for bit, ResizeRGB the reference of the kernels' float32 arithmetic (no
+// fused multiply-add), within 1 LSB of python's numpy matmul.
+//
 // Tests run the whole NVDEC path on the CPU against testdata/fakedriver, a C
 // stand-in for both libraries that decodes with libavcodec. What only a real
 // GPU can check runs in `make gpu-check` (docs/gpu.md).

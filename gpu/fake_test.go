@@ -194,6 +194,39 @@ func TestFakeNVDEC(t *testing.T) {
 					require.True(t, bytes.Equal(want, rgb[i*w*h*3:(i+1)*w*h*3]), "frame %d: RGB differs from the Go reference", f)
 				}
 			})
+			t.Run("rgb_resized_on_device", func(t *testing.T) {
+				frames := []int{3, 20, 21}
+				p, err := cd.x.Plan(frames)
+				require.NoError(t, err)
+				w, h := cd.x.Config.Width, cd.x.Config.Height
+				for _, sz := range [][2]int{{29, 17}, {32, 24}, {101, 75}, {64, 33}, {21, 48}, {1, 1}} {
+					ow, oh := sz[0], sz[1]
+					t.Run(fmt.Sprintf("%dx%d", ow, oh), func(t *testing.T) {
+						buf, err := d.Alloc(len(frames) * ow * oh * 3)
+						require.NoError(t, err)
+						defer d.Free(buf)
+						before := d.Stats()
+						spec, err := d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: ow, Height: oh})
+						require.NoError(t, err)
+						calls++
+						after := d.Stats()
+						require.Equal(t, before.FrameCopyBytes, after.FrameCopyBytes, "the resize copied frame bytes to the host")
+						require.Equal(t, int64(len(frames)), after.Kept-before.Kept)
+						tab, err := Tables(spec)
+						require.NoError(t, err)
+						got, err := d.ReadBack(buf)
+						require.NoError(t, err)
+						for i, f := range frames {
+							rgb, err := YUV420ToRGB(Frame{Width: w, Height: h, Bits: c.bits, Data: cd.frames[f]}, tab)
+							require.NoError(t, err)
+							want, err := ResizeRGB(rgb, h, w, oh, ow)
+							require.NoError(t, err)
+							require.True(t, bytes.Equal(want, got[i*ow*oh*3:(i+1)*ow*oh*3]),
+								"frame %d resized to %dx%d: the device's bytes differ from ResizeRGB's", f, ow, oh)
+						}
+					})
+				}
+			})
 		})
 	}
 	st := d.Stats()
@@ -378,4 +411,47 @@ func TestFakeDeviceSlots(t *testing.T) {
 		}
 		require.NoError(t, r.Release(desc.Slot, desc.Generation))
 	}
+}
+
+// TestFakeResizeErrors: a resize to a bad size is refused before any
+// decode, and a stream whose size is not its configuration's fails
+// (the filters are for the configured size) instead of reading outside
+// the picture.
+func TestFakeResizeErrors(t *testing.T) {
+	needFFmpeg(t)
+	ctx := context.Background()
+	d, err := Open(ctx, fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	cd := makeFakeClip(t, fakeClips()[0])
+	p, err := cd.x.Plan([]int{2})
+	require.NoError(t, err)
+	buf, err := d.Alloc(1 << 16)
+	require.NoError(t, err)
+	defer d.Free(buf)
+	for _, tc := range []struct {
+		name string
+		opts []DecodeOptions
+	}{
+		{"zero_width", []DecodeOptions{{Width: 0, Height: 5}}},
+		{"negative", []DecodeOptions{{Width: -3, Height: 5}}},
+		{"two_options", []DecodeOptions{{Width: 3, Height: 5}, {Width: 3, Height: 5}}},
+		{"too_large_for_buffer", []DecodeOptions{{Width: 300, Height: 300}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, tc.opts...)
+			require.ErrorIs(t, err, ErrInvalidSegment)
+			t.Log(err)
+		})
+	}
+	require.Zero(t, d.Stats().Decoded)
+	seg := cd.segment(p)
+	seg.Config.Height -= 2
+	_, err = d.DecodeRGB(ctx, seg, wantPTS(p), buf, DecodeOptions{Width: 16, Height: 16})
+	require.ErrorIs(t, err, ErrInvalidSegment)
+	require.Contains(t, err.Error(), "the stream is 64x48")
+	t.Log(err)
+	// the same size as the stream is no resize
+	_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 64, Height: 48})
+	require.NoError(t, err)
 }

@@ -161,12 +161,14 @@ CUresult wg_decoder_caps(wg_driver *d, int codec, int bit_depth_minus8, wg_caps 
     return CUDA_SUCCESS;
 }
 
-CUresult wg_load_kernel(wg_driver *d, const char *ptx, const char *name)
+CUresult wg_load_kernel(wg_driver *d, const char *ptx, const char *name, const char *vres, const char *hres)
 {
     CUresult r = (CUresult)wg_push(d);
     if (r) return r;
     if (!d->mod) r = d->cuModuleLoadData(&d->mod, ptx);
     if (!r) r = d->cuModuleGetFunction(&d->k_rgb, d->mod, name);
+    if (!r) r = d->cuModuleGetFunction(&d->k_vres, d->mod, vres);
+    if (!r) r = d->cuModuleGetFunction(&d->k_hres, d->mod, hres);
     wg_pop(d);
     return r;
 }
@@ -269,6 +271,32 @@ static CUresult copy_nv12(wg_session *s, CUdeviceptr src, unsigned pitch, unsign
     return r;
 }
 
+/* the resize: the conversion fused with the vertical pass into the session's scratch, then the
+ * horizontal pass into dst (kernels/rgb.cu) */
+static CUresult launch_resize(wg_session *s, CUdeviceptr luma, CUdeviceptr chroma, unsigned pitch, unsigned bps,
+                              unsigned shift, CUdeviceptr dst)
+{
+    wg_driver *d = s->d;
+    if (s->width != s->in_w || s->height != s->in_h)
+        return (CUresult)1; /* CUDA_ERROR_INVALID_VALUE: the filters are for another size (Go says so) */
+    size_t need = (size_t)s->out_h * (size_t)s->in_w * 3u * sizeof(float);
+    CUresult r;
+    if (s->scratch_bytes < need) {
+        if (s->scratch) d->cuMemFree(s->scratch); /* the stream is synchronized after every frame */
+        s->scratch = 0;
+        s->scratch_bytes = 0;
+        if ((r = d->cuMemAlloc(&s->scratch, need))) return r;
+        s->scratch_bytes = need;
+    }
+    unsigned w = (unsigned)s->in_w, ow = (unsigned)s->out_w, oh = (unsigned)s->out_h, n = (unsigned)s->table_n;
+    unsigned dpitch = ow * 3u;
+    void *va[] = {&luma, &chroma, &pitch, &bps, &shift, &s->tables, &n, &s->scratch, &w, &oh, &s->vfilter, &s->vtaps};
+    r = d->cuLaunchKernel(d->k_vres, (w + 31) / 32, (oh + 7) / 8, 1, 32, 8, 1, 0, s->stream, va, NULL);
+    if (r) return r;
+    void *ha[] = {&s->scratch, &w, &dst, &dpitch, &ow, &oh, &s->hfilter, &s->htaps};
+    return d->cuLaunchKernel(d->k_hres, (ow + 31) / 32, (oh + 7) / 8, 1, 32, 8, 1, 0, s->stream, ha, NULL);
+}
+
 static CUresult launch_rgb(wg_session *s, CUdeviceptr src, unsigned pitch, CUdeviceptr dst)
 {
     wg_driver *d = s->d;
@@ -277,6 +305,7 @@ static CUresult launch_rgb(wg_session *s, CUdeviceptr src, unsigned pitch, CUdev
     CUdeviceptr chroma = src + (size_t)pitch * s->ci.ulTargetHeight + (size_t)(s->disp_top / 2) * pitch +
                          (size_t)(s->disp_left & ~1) * bps;
     unsigned shift = bps == 2 ? 16u - (unsigned)s->bit_depth : 0u;
+    if (s->out_w > 0) return launch_resize(s, luma, chroma, pitch, bps, shift, dst);
     unsigned w = (unsigned)s->width, h = (unsigned)s->height, dpitch = w * 3u, n = (unsigned)s->table_n;
     void *args[] = {&luma, &chroma, &pitch, &bps, &shift, &dst, &dpitch, &w, &h, &s->tables, &n};
     return d->cuLaunchKernel(d->k_rgb, (w + 31) / 32, (h + 7) / 8, 1, 32, 8, 1, 0, s->stream, args, NULL);
@@ -340,10 +369,13 @@ void wg_session_free(wg_session *s)
     wg_driver *d = s->d;
     if (!d || wg_push(d)) return;
     if (s->have_dec) d->cuvidDestroyDecoder(s->dec);
+    if (s->scratch) d->cuMemFree(s->scratch);
     if (s->stream) d->cuStreamDestroy(s->stream);
     if (s->lock) d->cuvidCtxLockDestroy(s->lock);
     wg_pop(d);
     s->have_dec = 0;
+    s->scratch = 0;
+    s->scratch_bytes = 0;
     s->stream = NULL;
     s->lock = NULL;
 }

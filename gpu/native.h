@@ -61,6 +61,7 @@ typedef struct wg_driver {
     CUcontext ctx;
     CUmodule mod;
     CUfunction k_rgb;
+    CUfunction k_vres, k_hres; /* the resize: conversion + vertical pass, horizontal pass */
     int driver_version;
     char name[128];
     unsigned char uuid[16];
@@ -82,7 +83,7 @@ typedef struct {
     int supported, nvdecs, max_w, max_h, min_w, min_h, output_mask;
 } wg_caps;
 CUresult wg_decoder_caps(wg_driver *d, int codec, int bit_depth_minus8, wg_caps *out);
-CUresult wg_load_kernel(wg_driver *d, const char *ptx, const char *name);
+CUresult wg_load_kernel(wg_driver *d, const char *ptx, const char *name, const char *vres, const char *hres);
 
 /* What to do with each kept frame. */
 enum { WG_OUT_NV12_HOST = 0, WG_OUT_RGB_DEVICE = 1 };
@@ -110,6 +111,13 @@ typedef struct wg_session {
     const unsigned long long *dev_outs; /* RGB_DEVICE, if set: frame i goes to dev_outs[i] instead */
     CUdeviceptr tables;          /* 5 int16 tables of 1<<bits entries */
     int table_n;
+    /* RGB_DEVICE with out_w > 0: each frame (in_w x in_h) resized to out_w x out_h through the
+     * filters (ResizeFilter.deviceBytes) and the session's float32 scratch [out_h][in_w][3] */
+    int in_w, in_h, out_w, out_h;
+    CUdeviceptr vfilter, hfilter;
+    unsigned vtaps, htaps;
+    CUdeviceptr scratch;
+    size_t scratch_bytes;
     int *kept;                   /* per want: 1 once written */
     /* counters over the session's life */
     long long n_decoded, n_displayed, n_kept, n_decoders_created, n_parsers;

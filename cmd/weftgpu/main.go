@@ -280,6 +280,9 @@ func check(args []string) error {
 		if err := checkRGB(ctx, d, c); err != nil {
 			result("rgb_"+c.spec.Name, "error "+err.Error())
 		}
+		if err := checkResize(ctx, d, c); err != nil {
+			result("rgb_resize_"+c.spec.Name, "error "+err.Error())
+		}
 	}
 	// 3. CUDA IPC across processes through a device ring
 	if *python != "" {
@@ -375,6 +378,76 @@ func checkRGB(ctx context.Context, d *gpu.Device, c clip) error {
 	}
 	result("rgb_"+c.spec.Name, fmt.Sprintf("%s max_lsb=%d bytes_differing=%d spec=%s/full=%v/%dbit stream=%s/%s spec_match=%s", verdict, maxd, diff,
 		spec.Matrix, spec.Full, spec.Bits, c.spec.ColorSpace, c.spec.ColorRange, match))
+	return nil
+}
+
+// checkResize: the device's resize (a window's size=) against the Go
+// reference (gpu.ResizeRGB of gpu.YUV420ToRGB of NVDEC's own NV12), for a
+// downscale to 224x224 and an upscale to odd sizes: ok when max ≤ 1 LSB
+// (the two do the same float32 arithmetic, so 0 values should differ).
+func checkResize(ctx context.Context, d *gpu.Device, c clip) error {
+	frames := []int{0, c.x.Len() - 1}
+	p, err := c.x.Plan(frames)
+	if err != nil {
+		return err
+	}
+	want := make([]int64, len(p.Keep))
+	for i, k := range p.Keep {
+		want[i] = k.PTS
+	}
+	nv12, err := d.DecodeNV12(ctx, c.segment(p), want)
+	if err != nil {
+		return err
+	}
+	w, h := c.x.Config.Width, c.x.Config.Height
+	maxd, diff, total := 0, 0, 0
+	var sizes []string
+	for _, sz := range [][2]int{{224, 224}, {w*3/2 + 1, h*5/4 + 1}} {
+		ow, oh := sz[0], sz[1]
+		sizes = append(sizes, fmt.Sprintf("%dx%d", ow, oh))
+		buf, err := d.Alloc(len(want) * ow * oh * 3)
+		if err != nil {
+			return err
+		}
+		spec, err := d.DecodeRGB(ctx, c.segment(p), want, buf, gpu.DecodeOptions{Width: ow, Height: oh})
+		if err != nil {
+			_ = d.Free(buf)
+			return err
+		}
+		got, err := d.ReadBack(buf)
+		_ = d.Free(buf)
+		if err != nil {
+			return err
+		}
+		tab, err := gpu.Tables(spec)
+		if err != nil {
+			return err
+		}
+		for i, f := range nv12 {
+			rgb, err := gpu.YUV420ToRGB(f, tab)
+			if err != nil {
+				return err
+			}
+			ref, err := gpu.ResizeRGB(rgb, h, w, oh, ow)
+			if err != nil {
+				return err
+			}
+			for j, v := range ref {
+				dd := int(v) - int(got[i*ow*oh*3+j])
+				dd = max(dd, -dd)
+				if dd > 0 {
+					diff++
+				}
+				maxd = max(maxd, dd)
+			}
+			total += len(ref)
+		}
+	}
+	verdict := "ok"
+	if maxd > 1 {
+		verdict = "fail"
+	}
+	result("rgb_resize_"+c.spec.Name, fmt.Sprintf("%s max_lsb=%d values_differing=%d/%d sizes=%s", verdict, maxd, diff, total, strings.Join(sizes, ",")))
 	return nil
 }
 

@@ -2,7 +2,8 @@
 # mkptx.sh - regenerate gpu/kernels/rgb.ptx from rgb.cu (`make ptx`). Uses nvcc when it is on
 # PATH, else clang (clang-14 or newer, with its NVPTX target: no CUDA install is needed,
 # -nocudainc -nocudalib). The first lines of the PTX record the source's sha256 and the
-# compiler, which TestPTXFresh checks. Usage: mkptx.sh [OUT] (default: rgb.ptx beside this script).
+# compiler, which TestPTXFresh checks. No fused multiply-add (-ffp-contract=off, --fmad=false): the
+# resize kernels' float32 sums must round every product and sum, as gpu.ResizeRGB does. Usage: mkptx.sh [OUT] (default: rgb.ptx beside this script).
 set -eu
 dir=$(cd "$(dirname "$0")" && pwd)
 src="$dir/rgb.cu"
@@ -23,9 +24,9 @@ if [ -z "$cc" ]; then
   exit 3
 fi
 case "$(basename "$cc")" in
-  nvcc*) "$cc" -ptx -arch="compute_${arch#sm_}" -O3 -o "$tmp" "$src"
+  nvcc*) "$cc" -ptx -arch="compute_${arch#sm_}" -O3 --fmad=false -o "$tmp" "$src"
          ver=$("$cc" --version | tail -1) ;;
-  *)     "$cc" -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch="$arch" -O3 -S -o "$tmp" "$src"
+  *)     "$cc" -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch="$arch" -O3 -ffp-contract=off -S -o "$tmp" "$src"
          ver=$("$cc" --version | head -1) ;;
 esac
 sum=$(sha256sum "$src" | cut -d' ' -f1)

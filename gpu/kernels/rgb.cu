@@ -6,6 +6,17 @@
 // matrix (BT.601/709/...), range (limited/full) and bit depth, and live in device memory.
 // P016 holds the sample in the high bits: shift = 16 - bits.
 //
+// Resize (a window's size=(H, W)): python/weft/_video.py's resize and gpu/resize.go's ResizeRGB,
+// separable antialiased bilinear with the float32 weights of gpu.ResizeWeights, in two kernels:
+//   weft_yuv420_to_rgb_vresize: the conversion above fused with the vertical pass, into a float32
+//     intermediate [out_h][width][3] (device scratch);
+//   weft_rgb_hresize: the horizontal pass of the intermediate into the destination, rounded half
+//     to even and clamped to 0..255.
+// Each output is the sum of its terms in input order, every product and sum rounded to float32
+// (mul.rn / add.rn: never contracted into a fused multiply-add), the statements of ResizeRGB, so
+// the GPU, the fake driver and the Go reference agree exactly. A filter in device memory is
+// out int32 starts, out int32 counts, then out*taps float32 weights (ResizeFilter.deviceBytes).
+//
 // Built to PTX by `make ptx` (gpu/kernels/Makefile.ptx: nvcc, or clang without any CUDA
 // install through -nocudainc); the PTX is embedded in the binary (gpu/kernels/rgb.ptx) and
 // JIT-compiled by the driver (cuModuleLoadData). Do not edit the PTX by hand.
@@ -18,6 +29,10 @@
 #define WG_BY __nvvm_read_ptx_sreg_ctaid_y()
 #define WG_DX __nvvm_read_ptx_sreg_ntid_x()
 #define WG_DY __nvvm_read_ptx_sreg_ntid_y()
+#define WG_FMUL(a, b) __nvvm_mul_rn_f(a, b)
+#define WG_FADD(a, b) __nvvm_add_rn_f(a, b)
+#define WG_RINT(a) __nvvm_f2i_rn(a)
+// (clang contracts even these into fma.rn.f32 without -ffp-contract=off, which mkptx.sh passes)
 #else
 #define WG_TX threadIdx.x
 #define WG_TY threadIdx.y
@@ -25,6 +40,9 @@
 #define WG_BY blockIdx.y
 #define WG_DX blockDim.x
 #define WG_DY blockDim.y
+#define WG_FMUL(a, b) __fmul_rn(a, b)
+#define WG_FADD(a, b) __fadd_rn(a, b)
+#define WG_RINT(a) __float2int_rn(a)
 #endif
 
 static __attribute__((device)) inline unsigned char clamp8(int v)
@@ -32,16 +50,12 @@ static __attribute__((device)) inline unsigned char clamp8(int v)
     return (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-extern "C" __global__ void weft_yuv420_to_rgb(const unsigned char *luma, const unsigned char *chroma,
-                                              unsigned int pitch, unsigned int bps, unsigned int shift,
-                                              unsigned char *dst, unsigned int dst_pitch,
-                                              unsigned int width, unsigned int height,
-                                              const short *tables, unsigned int n)
+// rgb_at converts the sample at (x, y) of the 4:2:0 picture into o[0..2].
+static __attribute__((device)) inline void rgb_at(const unsigned char *luma, const unsigned char *chroma,
+                                                  unsigned int pitch, unsigned int bps, unsigned int shift,
+                                                  const short *tables, unsigned int n, unsigned int x, unsigned int y,
+                                                  unsigned char *o)
 {
-    unsigned int x = WG_BX * WG_DX + WG_TX;
-    unsigned int y = WG_BY * WG_DY + WG_TY;
-    if (x >= width || y >= height)
-        return;
     unsigned int Y, U, V;
     const unsigned char *c = chroma + (unsigned long long)(y >> 1) * pitch;
     if (bps == 1) {
@@ -58,8 +72,73 @@ extern "C" __global__ void weft_yuv420_to_rgb(const unsigned char *luma, const u
     if (U >= n) U = n - 1;
     if (V >= n) V = n - 1;
     int ty = tables[Y];
-    unsigned char *o = dst + (unsigned long long)y * dst_pitch + 3 * x;
     o[0] = clamp8((ty + tables[n + V]) >> 5);
     o[1] = clamp8((ty + tables[2 * n + U] + tables[3 * n + V]) >> 5);
     o[2] = clamp8((ty + tables[4 * n + U]) >> 5);
+}
+
+extern "C" __global__ void weft_yuv420_to_rgb(const unsigned char *luma, const unsigned char *chroma,
+                                              unsigned int pitch, unsigned int bps, unsigned int shift,
+                                              unsigned char *dst, unsigned int dst_pitch,
+                                              unsigned int width, unsigned int height,
+                                              const short *tables, unsigned int n)
+{
+    unsigned int x = WG_BX * WG_DX + WG_TX;
+    unsigned int y = WG_BY * WG_DY + WG_TY;
+    if (x >= width || y >= height)
+        return;
+    rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, y, dst + (unsigned long long)y * dst_pitch + 3 * x);
+}
+
+// One thread per (x, oy) of the intermediate: tmp[oy][x][c] = sum_k w[k] * rgb(x, start + k)[c].
+extern "C" __global__ void weft_yuv420_to_rgb_vresize(const unsigned char *luma, const unsigned char *chroma,
+                                                      unsigned int pitch, unsigned int bps, unsigned int shift,
+                                                      const short *tables, unsigned int n,
+                                                      float *tmp, unsigned int width, unsigned int out_h,
+                                                      const int *filter, unsigned int taps)
+{
+    unsigned int x = WG_BX * WG_DX + WG_TX;
+    unsigned int oy = WG_BY * WG_DY + WG_TY;
+    if (x >= width || oy >= out_h)
+        return;
+    int start = filter[oy], count = filter[out_h + oy];
+    const float *w = (const float *)(filter + 2 * out_h) + (unsigned long long)oy * taps;
+    float r = 0.0f, g = 0.0f, b = 0.0f;
+    unsigned char o[3];
+    for (int k = 0; k < count; k++) {
+        rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, (unsigned int)(start + k), o);
+        r = WG_FADD(r, WG_FMUL(w[k], (float)o[0]));
+        g = WG_FADD(g, WG_FMUL(w[k], (float)o[1]));
+        b = WG_FADD(b, WG_FMUL(w[k], (float)o[2]));
+    }
+    float *t = tmp + ((unsigned long long)oy * width + x) * 3;
+    t[0] = r;
+    t[1] = g;
+    t[2] = b;
+}
+
+// One thread per (ox, oy) of the destination: dst[oy][ox][c] = rint(sum_k tmp[oy][start + k][c] * w[k]).
+extern "C" __global__ void weft_rgb_hresize(const float *tmp, unsigned int width,
+                                            unsigned char *dst, unsigned int dst_pitch,
+                                            unsigned int out_w, unsigned int out_h,
+                                            const int *filter, unsigned int taps)
+{
+    unsigned int ox = WG_BX * WG_DX + WG_TX;
+    unsigned int oy = WG_BY * WG_DY + WG_TY;
+    if (ox >= out_w || oy >= out_h)
+        return;
+    int start = filter[ox], count = filter[out_w + ox];
+    const float *w = (const float *)(filter + 2 * out_w) + (unsigned long long)ox * taps;
+    const float *row = tmp + (unsigned long long)oy * width * 3;
+    float r = 0.0f, g = 0.0f, b = 0.0f;
+    for (int k = 0; k < count; k++) {
+        const float *p = row + (unsigned long long)(start + k) * 3;
+        r = WG_FADD(r, WG_FMUL(p[0], w[k]));
+        g = WG_FADD(g, WG_FMUL(p[1], w[k]));
+        b = WG_FADD(b, WG_FMUL(p[2], w[k]));
+    }
+    unsigned char *o = dst + (unsigned long long)oy * dst_pitch + 3 * ox;
+    o[0] = clamp8(WG_RINT(r));
+    o[1] = clamp8(WG_RINT(g));
+    o[2] = clamp8(WG_RINT(b));
 }

@@ -6,7 +6,8 @@ slot protocol against a real flightd running the fake driver
 libnvcuvid) with ``--gpu-fake-memory`` (device slots are /dev/shm files, the
 IPC handle a path). The loader, with $WEFT_FAKE_DEVICE_SLOTS=1, maps them
 and builds CPU tensors: frames equal the CPU-decode path's, slots are
-released, and a SIGKILLed trainer's device ring is freed. What only a GPU
+released, a window with a size is resized on the device (within 1 LSB of
+the CPU path's resize), and a SIGKILLed trainer's device ring is freed. What only a GPU
 can run (CUDA IPC, DLPack on device memory) skips loudly here: it is
 `make gpu-check`'s (docs/gpu.md)."""
 
@@ -179,15 +180,31 @@ def test_cuda_ipc_av1_falls_back(gpu_server, tmp_path, monkeypatch):
     assert len(got) == len(want) and all(torch.equal(g["cam"], w["cam"]) for g, w in zip(got, want))
 
 
-def test_cuda_ipc_resize_falls_back(video_recipe, monkeypatch):
+# The fake clips are 64x48: a downscale, an upscale, and one of each with odd sizes.
+@pytest.mark.parametrize("size", [(24, 32), (17, 29), (61, 97), (35, 75)])
+def test_cuda_ipc_resize_on_device(video_recipe, monkeypatch, size):
+    """A window with size= is resized by flightd on the device (the fake runs the kernels' float32
+    statements on the CPU): within 1 LSB of the CPU path's resize (numpy's float32 matmul sums in
+    BLAS's order), the number of differing values printed."""
     monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
     t = video_recipe.components[0].table
     recipe = weft.Recipe(seed=5, batch_size=4, components=[
-        weft.Component(t, windows=weft.Windows({"cam": weft.Video([0, 1], size=(24, 32))}))])
+        weft.Component(t, windows=weft.Windows({"cam": weft.Video([0, 1], size=size)}))])
+    want_d, want, _ = _read(recipe, "flight")
+    assert want_d == "flight"
     d, got, loader = _read(recipe, "cuda-ipc")
-    assert d == "shm"
-    assert "size" in (loader.delivery_fallback or ""), loader.delivery_fallback
-    assert got and got[0]["cam"].shape[2:] == (24, 32, 3)
+    assert d == "cuda-ipc", loader.delivery_fallback
+    assert loader.delivery_fallback is None
+    assert len(got) == len(want) > 2
+    differ = total = max_diff = 0
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g["cam"].dtype == torch.uint8 and g["cam"].shape == w["cam"].shape == (4, 2, *size, 3), i
+        diff = (g["cam"].to(torch.int16) - w["cam"].to(torch.int16)).abs()
+        max_diff = max(max_diff, int(diff.max()))
+        differ += int((diff != 0).sum())
+        total += diff.numel()
+    print(f"resize to {size}: {differ} of {total} values differ from delivery='flight' (max |diff| {max_diff})")
+    assert max_diff <= 1, "more than 1 LSB from the CPU path's resize"
 
 
 def test_sigkill_frees_the_device_ring(video_recipe):

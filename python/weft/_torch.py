@@ -41,9 +41,9 @@ def select_delivery(wanted: str, device_type: str, fake_device_slots: bool = Fal
     ``wanted`` (None when it does not). "cuda-ipc" (issue 15: video windows
     decoded by flightd's NVDEC into device slots, opened with CUDA IPC)
     needs ``device="cuda"``; the exchange's header says when flightd
-    cannot serve it (no GPU, a codec its NVDEC lacks, a resize, another
-    host), and the loader then decodes on the CPU and copies from pinned
-    memory (same frames), ``loader.delivery_fallback`` saying why.
+    cannot serve it (no GPU, a codec its NVDEC lacks, another host), and
+    the loader then decodes on the CPU and copies from pinned memory (same
+    frames), ``loader.delivery_fallback`` saying why.
     ``fake_device_slots`` (tests: $WEFT_FAKE_DEVICE_SLOTS=1, with a flightd
     run with the fake driver and --gpu-fake-memory) lets a CPU loader take
     the fake's device slots as CPU tensors."""
@@ -258,7 +258,7 @@ class TrainLoader:
       (``.clone()`` to keep); the other columns come as with "shm". A
       ``transform_fn`` does not see the video columns (they are added to
       its result dict); with ``map_workers`` they are copied. When flightd
-      cannot (no GPU, a codec its NVDEC lacks, a resize, another host),
+      cannot (no GPU, a codec its NVDEC lacks, another host),
       the loader decodes on the CPU as "auto" does (same frames) and
       ``loader.delivery_fallback`` says why. The real-GPU half of this has
       never run (no GPU in CI); the protocol runs end to end in CI against

@@ -4,12 +4,15 @@
  * (same NVDEC contract checks: junk outside the picture, padded pitch, guard page after each mapped
  * frame, CurrPicIdx bounds, surface reuse, context-current), plus what Weft's gpu package calls:
  * packet timestamps carried to CUVIDPARSERDISPINFO.timestamp, host<->device copies, events, modules
- * and cuLaunchKernel running weft_yuv420_to_rgb's formula on the CPU, cuIpc* handles (a 64-byte
+ * and cuLaunchKernel running the kernels of gpu/kernels/rgb.cu on the CPU (weft_yuv420_to_rgb and the
+ * resize's weft_yuv420_to_rgb_vresize and weft_rgb_hresize: the same statements, per thread), cuIpc* handles (a 64-byte
  * handle holding the pointer), call counters for tests (fake_stats). Device memory is host memory.
  * It says nothing about the real driver. Built by the tests with:
  *   gcc -O2 -fPIC -shared -I../../include -o libfake.so fake_driver.c -lavcodec -lavutil
  */
 #define _GNU_SOURCE
+/* the resize's float32 sums round every product and sum, as the PTX (mul.rn/add.rn) and gpu.ResizeRGB do */
+#pragma GCC optimize("fp-contract=off")
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -186,56 +189,134 @@ EXPORT CUresult cuIpcGetEventHandle(void *h, CUevent e) { memset(h, 0, 64); memc
 
 #define FAKE_MODULE ((CUmodule)(uintptr_t)0x40D0)
 #define FAKE_RGB ((CUfunction)(uintptr_t)0xF00D)
+#define FAKE_VRESIZE ((CUfunction)(uintptr_t)0xF00E)
+#define FAKE_HRESIZE ((CUfunction)(uintptr_t)0xF00F)
+static const struct { const char *name; CUfunction f; } fake_kernels[] = {
+    {"weft_yuv420_to_rgb", FAKE_RGB}, {"weft_yuv420_to_rgb_vresize", FAKE_VRESIZE}, {"weft_rgb_hresize", FAKE_HRESIZE}};
 EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
     if (!tl_depth) MOCK_FAIL(INVALID_CONTEXT, "cuModuleLoadData without context");
-    if (!strstr((const char *)image, ".entry weft_yuv420_to_rgb")) MOCK_FAIL(INVALID_VALUE, "module has no weft_yuv420_to_rgb");
+    for (size_t i = 0; i < sizeof fake_kernels / sizeof fake_kernels[0]; i++) {
+        char entry[128];
+        snprintf(entry, sizeof entry, ".entry %s(", fake_kernels[i].name);
+        if (!strstr((const char *)image, entry)) MOCK_FAIL(INVALID_VALUE, "module has no %s", fake_kernels[i].name);
+    }
     *m = FAKE_MODULE;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuModuleUnload(CUmodule m) { return m == FAKE_MODULE ? CUDA_SUCCESS : (CUresult)INVALID_VALUE; }
 EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
-    if (m != FAKE_MODULE || strcmp(name, "weft_yuv420_to_rgb")) MOCK_FAIL(500, "no function %s", name);
-    *f = FAKE_RGB;
-    return CUDA_SUCCESS;
+    if (m != FAKE_MODULE) MOCK_FAIL(500, "no module");
+    for (size_t i = 0; i < sizeof fake_kernels / sizeof fake_kernels[0]; i++)
+        if (!strcmp(name, fake_kernels[i].name)) {
+            *f = fake_kernels[i].f;
+            return CUDA_SUCCESS;
+        }
+    MOCK_FAIL(500, "no function %s", name);
 }
 static unsigned char clamp8(int v) { return (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v); }
-/* weft_yuv420_to_rgb, the statement of gpu/kernels/rgb.cu run for every (block, thread) */
+
+/* rgb_at of rgb.cu: the sample at (x, y) converted into o[0..2] */
+static void rgb_at(const unsigned char *luma, const unsigned char *chroma, unsigned pitch, unsigned bps, unsigned shift,
+                   const short *tables, unsigned n, unsigned x, unsigned y, unsigned char *o)
+{
+    unsigned Y, U, V;
+    const unsigned char *c = chroma + (size_t)(y >> 1) * pitch;
+    if (bps == 1) {
+        Y = luma[(size_t)y * pitch + x]; U = c[(x >> 1) * 2]; V = c[(x >> 1) * 2 + 1];
+    } else {
+        uint16_t t;
+        memcpy(&t, luma + (size_t)y * pitch + 2 * x, 2); Y = t >> shift;
+        memcpy(&t, c + (x >> 1) * 4, 2); U = t >> shift;
+        memcpy(&t, c + (x >> 1) * 4 + 2, 2); V = t >> shift;
+    }
+    if (Y >= n) Y = n - 1;
+    if (U >= n) U = n - 1;
+    if (V >= n) V = n - 1;
+    int ty = tables[Y];
+    o[0] = clamp8((ty + tables[n + V]) >> 5);
+    o[1] = clamp8((ty + tables[2 * n + U] + tables[3 * n + V]) >> 5);
+    o[2] = clamp8((ty + tables[4 * n + U]) >> 5);
+}
+
+/* cvt.rni.s32.f32 / __float2int_rn: round half to even (the default rounding mode) */
+static int rint_i(float v) { return (int)__builtin_rintf(v); }
+
+/* the kernels of gpu/kernels/rgb.cu, their statements run for every (block, thread) */
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                unsigned shm, CUstream st, void **a, void **extra)
 {
     (void)shm; (void)st; (void)extra;
     if (!tl_depth) MOCK_FAIL(INVALID_CONTEXT, "cuLaunchKernel without context");
-    if (f != FAKE_RGB || gz != 1 || bz != 1 || !a) MOCK_FAIL(INVALID_VALUE, "launch: bad function or grid");
+    if ((f != FAKE_RGB && f != FAKE_VRESIZE && f != FAKE_HRESIZE) || gz != 1 || bz != 1 || !a)
+        MOCK_FAIL(INVALID_VALUE, "launch: bad function or grid");
     atomic_fetch_add(&g_stats[5], 1);
-    const unsigned char *luma = *(const unsigned char **)a[0], *chroma = *(const unsigned char **)a[1];
-    unsigned pitch = *(unsigned *)a[2], bps = *(unsigned *)a[3], shift = *(unsigned *)a[4];
-    unsigned char *dst = *(unsigned char **)a[5];
-    unsigned dpitch = *(unsigned *)a[6], width = *(unsigned *)a[7], height = *(unsigned *)a[8];
-    const short *tables = *(const short **)a[9];
-    unsigned n = *(unsigned *)a[10];
-    if (gx * bx < width || gy * by < height) MOCK_FAIL(INVALID_VALUE, "launch: grid smaller than the picture");
-    for (unsigned y = 0; y < height; y++)
-        for (unsigned x = 0; x < width; x++) {
-            unsigned Y, U, V;
-            const unsigned char *c = chroma + (size_t)(y >> 1) * pitch;
-            if (bps == 1) {
-                Y = luma[(size_t)y * pitch + x]; U = c[(x >> 1) * 2]; V = c[(x >> 1) * 2 + 1];
-            } else {
-                uint16_t t;
-                memcpy(&t, luma + (size_t)y * pitch + 2 * x, 2); Y = t >> shift;
-                memcpy(&t, c + (x >> 1) * 4, 2); U = t >> shift;
-                memcpy(&t, c + (x >> 1) * 4 + 2, 2); V = t >> shift;
+    if (f == FAKE_RGB) {
+        const unsigned char *luma = *(const unsigned char **)a[0], *chroma = *(const unsigned char **)a[1];
+        unsigned pitch = *(unsigned *)a[2], bps = *(unsigned *)a[3], shift = *(unsigned *)a[4];
+        unsigned char *dst = *(unsigned char **)a[5];
+        unsigned dpitch = *(unsigned *)a[6], width = *(unsigned *)a[7], height = *(unsigned *)a[8];
+        const short *tables = *(const short **)a[9];
+        unsigned n = *(unsigned *)a[10];
+        if (gx * bx < width || gy * by < height) MOCK_FAIL(INVALID_VALUE, "launch: grid smaller than the picture");
+        for (unsigned y = 0; y < height; y++)
+            for (unsigned x = 0; x < width; x++)
+                rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, y, dst + (size_t)y * dpitch + 3 * x);
+        return CUDA_SUCCESS;
+    }
+    if (f == FAKE_VRESIZE) {
+        const unsigned char *luma = *(const unsigned char **)a[0], *chroma = *(const unsigned char **)a[1];
+        unsigned pitch = *(unsigned *)a[2], bps = *(unsigned *)a[3], shift = *(unsigned *)a[4];
+        const short *tables = *(const short **)a[5];
+        unsigned n = *(unsigned *)a[6];
+        float *tmp = *(float **)a[7];
+        unsigned width = *(unsigned *)a[8], out_h = *(unsigned *)a[9];
+        const int *filter = *(const int **)a[10];
+        unsigned taps = *(unsigned *)a[11];
+        if (gx * bx < width || gy * by < out_h) MOCK_FAIL(INVALID_VALUE, "launch: grid smaller than the intermediate");
+        for (unsigned oy = 0; oy < out_h; oy++)
+            for (unsigned x = 0; x < width; x++) {
+                int start = filter[oy], count = filter[out_h + oy];
+                const float *w = (const float *)(filter + 2 * out_h) + (size_t)oy * taps;
+                float r = 0.0f, g = 0.0f, b = 0.0f;
+                unsigned char o[3];
+                for (int k = 0; k < count; k++) {
+                    rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, (unsigned)(start + k), o);
+                    r = r + w[k] * (float)o[0];
+                    g = g + w[k] * (float)o[1];
+                    b = b + w[k] * (float)o[2];
+                }
+                float *t = tmp + ((size_t)oy * width + x) * 3;
+                t[0] = r;
+                t[1] = g;
+                t[2] = b;
             }
-            if (Y >= n) Y = n - 1;
-            if (U >= n) U = n - 1;
-            if (V >= n) V = n - 1;
-            int ty = tables[Y];
-            unsigned char *o = dst + (size_t)y * dpitch + 3 * x;
-            o[0] = clamp8((ty + tables[n + V]) >> 5);
-            o[1] = clamp8((ty + tables[2 * n + U] + tables[3 * n + V]) >> 5);
-            o[2] = clamp8((ty + tables[4 * n + U]) >> 5);
+        return CUDA_SUCCESS;
+    }
+    const float *tmp = *(const float **)a[0];
+    unsigned width = *(unsigned *)a[1];
+    unsigned char *dst = *(unsigned char **)a[2];
+    unsigned dpitch = *(unsigned *)a[3], out_w = *(unsigned *)a[4], out_h = *(unsigned *)a[5];
+    const int *filter = *(const int **)a[6];
+    unsigned taps = *(unsigned *)a[7];
+    if (gx * bx < out_w || gy * by < out_h) MOCK_FAIL(INVALID_VALUE, "launch: grid smaller than the picture");
+    for (unsigned oy = 0; oy < out_h; oy++)
+        for (unsigned ox = 0; ox < out_w; ox++) {
+            int start = filter[ox], count = filter[out_w + ox];
+            const float *w = (const float *)(filter + 2 * out_w) + (size_t)ox * taps;
+            const float *row = tmp + (size_t)oy * width * 3;
+            float r = 0.0f, g = 0.0f, b = 0.0f;
+            for (int k = 0; k < count; k++) {
+                const float *p = row + (size_t)(start + k) * 3;
+                r = r + p[0] * w[k];
+                g = g + p[1] * w[k];
+                b = b + p[2] * w[k];
+            }
+            unsigned char *o = dst + (size_t)oy * dpitch + 3 * ox;
+            o[0] = clamp8(rint_i(r));
+            o[1] = clamp8(rint_i(g));
+            o[2] = clamp8(rint_i(b));
         }
     return CUDA_SUCCESS;
 }
