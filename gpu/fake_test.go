@@ -62,6 +62,7 @@ func fakeClips() []fakeClip {
 	x265 := func(p string) []string {
 		return []string{"-c:v", "libx265", "-threads", "1", "-x265-params", p + ":pools=1:frame-threads=1:log-level=error"}
 	}
+	aom := []string{"-c:v", "libaom-av1", "-cpu-used", "8", "-g", "12", "-threads", "1"}
 	cat := func(parts ...[]string) (o []string) {
 		for _, p := range parts {
 			o = append(o, p...)
@@ -72,6 +73,9 @@ func fakeClips() []fakeClip {
 		{"h264_bframes", cat(in, []string{"-frames:v", "48", "-bf", "3", "-g", "12"}, x264), "nv12", 8},
 		{"hevc_open_gop", cat(in, []string{"-frames:v", "48"}, x265("open-gop=1:keyint=12:bframes=3")), "nv12", 8},
 		{"hevc_10bit", cat(in, []string{"-frames:v", "36", "-pix_fmt", "yuv420p10le"}, x265("open-gop=1:keyint=12:bframes=3")), "p010le", 10},
+		// libaom's default GOP: hidden alt-ref frames shown later by show_existing_frame
+		{"av1_8bit", cat(in, []string{"-frames:v", "40", "-pix_fmt", "yuv420p"}, aom), "nv12", 8},
+		{"av1_10bit", cat(in, []string{"-frames:v", "36", "-pix_fmt", "yuv420p10le"}, aom), "p010le", 10},
 	}
 }
 
