@@ -117,10 +117,11 @@ func annexB(s Segment) (out []byte, off []int, err error) {
 	return out, off, nil
 }
 
-// AV1 OBU types (AV1 spec 6.2.2) that carry a frame.
+// AV1 OBU types (AV1 spec 6.2.2).
 const (
-	obuFrameHeader = 3
-	obuFrame       = 6
+	obuSequenceHeader = 1
+	obuFrameHeader    = 3
+	obuFrame          = 6
 )
 
 // av1Units: an MP4 AV1 sample is a temporal unit of low-overhead OBUs
