@@ -145,6 +145,9 @@ func (d *Device) check(cfg video.Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if cfg.Chroma != "" && cfg.Chroma != video.Chroma420 {
+		return 0, fmt.Errorf("%w: %s %s: only 4:2:0 goes to NVDEC", ErrUnsupported, cfg.Codec, cfg.Chroma)
+	}
 	bits := max(cfg.BitDepth, 8)
 	c, err := d.Caps(cfg.Codec, bits)
 	if err != nil {
@@ -156,10 +159,6 @@ func (d *Device) check(cfg video.Config) (int, error) {
 	case cfg.Width > c.MaxWidth || cfg.Height > c.MaxHeight || cfg.Width < c.MinWidth || cfg.Height < c.MinHeight:
 		return 0, fmt.Errorf("%w: %s %dx%d is outside NVDEC's %dx%d..%dx%d", ErrUnsupported, cfg.Codec,
 			cfg.Width, cfg.Height, c.MinWidth, c.MinHeight, c.MaxWidth, c.MaxHeight)
-	}
-	if cfg.Codec == video.AV1 {
-		// cuvidGetDecoderCaps may say yes, but feeding OBUs to the parser is not wired yet
-		return 0, fmt.Errorf("%w: AV1 is not fed to NVDEC yet (CPU path)", ErrUnsupported)
 	}
 	return id, nil
 }
@@ -205,13 +204,19 @@ func (d *Device) put(k poolKey, s *C.wg_session, ok bool) {
 
 // run decodes seg once in s with the output already set up in s.
 func (d *Device) run(s *C.wg_session, seg Segment, want []int64) (missing []int64, err error) {
-	data, off, err := annexB(seg)
+	bs, err := parserInput(seg)
 	if err != nil {
 		return nil, err
 	}
+	data, off := bs.data, bs.off
 	n := len(seg.Units)
 	cdata := C.CBytes(data)
 	defer C.free(cdata)
+	var cseq unsafe.Pointer
+	if len(bs.seqhdr) > 0 {
+		cseq = C.CBytes(bs.seqhdr)
+		defer C.free(cseq)
+	}
 	coff := (*[1 << 28]C.size_t)(C.malloc(C.size_t(8 * (n + 1))))[: n+1 : n+1]
 	defer C.free(unsafe.Pointer(&coff[0]))
 	cts := (*[1 << 28]C.int64_t)(C.malloc(C.size_t(8 * n)))[:n:n]
@@ -231,9 +236,14 @@ func (d *Device) run(s *C.wg_session, seg Segment, want []int64) (missing []int6
 	if len(want) == 0 {
 		s.want, s.kept = nil, nil
 	}
-	r := C.wg_session_decode(s, (*C.uchar)(cdata), &coff[0], &cts[0], C.int(n))
+	// the stream must be the configuration's size and depth: the outputs are sized by it
+	s.expect_w, s.expect_h, s.expect_bits = C.int(seg.Config.Width), C.int(seg.Config.Height), C.int(max(seg.Config.BitDepth, 8))
+	r := C.wg_session_decode(s, (*C.uchar)(cseq), C.size_t(len(bs.seqhdr)), (*C.uchar)(cdata), &coff[0], &cts[0], C.int(n))
 	s.want, s.kept, s.nwant = nil, nil, 0
 	if r != 0 {
+		if s.bad_stream != 0 {
+			return nil, fmt.Errorf("%w: %s", ErrInvalidSegment, C.GoString(&s.errmsg[0]))
+		}
 		return nil, fmt.Errorf("%w: %s", ErrDriver, C.GoString(&s.errmsg[0]))
 	}
 	for i, k := range kept {

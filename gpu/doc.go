@@ -9,7 +9,9 @@
 // CGO_ENABLED=0, Open returns an error wrapping ErrUnavailable that says why,
 // and the server keeps to the CPU path (the client decodes, issue 13).
 //
-// Decoding: a Segment is one video.Plan's access units (decode order, from
+// Decoding: a Segment is one video.Plan's access units (H.264/HEVC NAL
+// units, made Annex-B; AV1 temporal units of OBUs, fed as they are after
+// the av1C configOBUs) (decode order, from
 // the keyframe the wanted frames need; a GOP shared by several windows is one
 // plan, so it is decoded once). Device.Decode feeds them to an NVDEC parser
 // and a decoder taken from a pool keyed by format (codec, coded size, bit

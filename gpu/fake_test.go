@@ -62,6 +62,7 @@ func fakeClips() []fakeClip {
 	x265 := func(p string) []string {
 		return []string{"-c:v", "libx265", "-threads", "1", "-x265-params", p + ":pools=1:frame-threads=1:log-level=error"}
 	}
+	aom := []string{"-c:v", "libaom-av1", "-cpu-used", "8", "-g", "12", "-threads", "1"}
 	cat := func(parts ...[]string) (o []string) {
 		for _, p := range parts {
 			o = append(o, p...)
@@ -72,6 +73,9 @@ func fakeClips() []fakeClip {
 		{"h264_bframes", cat(in, []string{"-frames:v", "48", "-bf", "3", "-g", "12"}, x264), "nv12", 8},
 		{"hevc_open_gop", cat(in, []string{"-frames:v", "48"}, x265("open-gop=1:keyint=12:bframes=3")), "nv12", 8},
 		{"hevc_10bit", cat(in, []string{"-frames:v", "36", "-pix_fmt", "yuv420p10le"}, x265("open-gop=1:keyint=12:bframes=3")), "p010le", 10},
+		// libaom's default GOP: hidden alt-ref frames shown later by show_existing_frame
+		{"av1_8bit", cat(in, []string{"-frames:v", "40", "-pix_fmt", "yuv420p"}, aom), "nv12", 8},
+		{"av1_10bit", cat(in, []string{"-frames:v", "36", "-pix_fmt", "yuv420p10le"}, aom), "p010le", 10},
 	}
 }
 
@@ -141,6 +145,11 @@ func TestFakeNVDEC(t *testing.T) {
 			ran++
 			cd := makeFakeClip(t, c)
 			n := cd.x.Len()
+			require.Equal(t, video.Chroma420, cd.x.Config.Chroma)
+			if cd.x.Config.Codec == video.AV1 {
+				// the sequence header the parser gets first (packet and CUVIDEOFORMATEX)
+				require.Len(t, cd.x.Config.ParameterSets, 1, "av1C without configOBUs")
+			}
 			windows := map[string][]int{
 				"all":        seq(0, n),
 				"mid_window": {14, 15, 16, 17},
@@ -244,18 +253,26 @@ func TestFakeSharedGOP(t *testing.T) {
 	d, err := Open(context.Background(), fakeDriver(t))
 	require.NoError(t, err)
 	defer d.Close()
-	cd := makeFakeClip(t, fakeClips()[0])
-	b, err := cd.x.PlanWindows([][]int{{13, 14, 15}, {15, 16, 17}, {18, 19}})
-	require.NoError(t, err)
-	require.Len(t, b.Decodes, 1, "three windows in one GOP")
-	p := b.Decodes[0]
-	got, err := d.DecodeNV12(context.Background(), cd.segment(p), wantPTS(p))
-	require.NoError(t, err)
-	for i, k := range p.Keep {
-		require.True(t, bytes.Equal(got[i].Data, cd.frames[k.Frame]), "frame %d", k.Frame)
+	for _, c := range fakeClips() {
+		if c.name != "h264_bframes" && c.name != "av1_8bit" && c.name != "av1_10bit" {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			cd := makeFakeClip(t, c)
+			b, err := cd.x.PlanWindows([][]int{{13, 14, 15}, {15, 16, 17}, {18, 19}})
+			require.NoError(t, err)
+			require.Len(t, b.Decodes, 1, "three windows in one GOP")
+			p := b.Decodes[0]
+			before := d.Stats()
+			got, err := d.DecodeNV12(context.Background(), cd.segment(p), wantPTS(p))
+			require.NoError(t, err)
+			for i, k := range p.Keep {
+				require.True(t, bytes.Equal(got[i].Data, cd.frames[k.Frame]), "frame %d", k.Frame)
+			}
+			st := d.Stats()
+			require.Equal(t, int64(p.End-p.Start), st.Decoded-before.Decoded, "the shared GOP decoded more than once")
+		})
 	}
-	st := d.Stats()
-	require.Equal(t, int64(p.End-p.Start), st.Decoded, "the shared GOP decoded more than once")
 }
 
 // TestFakeConcurrent: several goroutines share the device and its pool.
@@ -306,7 +323,9 @@ func TestFakeCapsFallback(t *testing.T) {
 	}{
 		{"h264_10bit", video.Config{Codec: video.H264, BitDepth: 10, Width: 64, Height: 48, NALLengthSize: 4}},
 		{"too_large", video.Config{Codec: video.HEVC, BitDepth: 8, Width: 16384, Height: 16384, NALLengthSize: 4}},
-		{"av1_not_wired", video.Config{Codec: video.AV1, BitDepth: 8, Width: 64, Height: 48}},
+		{"av1_12bit", video.Config{Codec: video.AV1, BitDepth: 12, Width: 64, Height: 48}},
+		{"av1_422", video.Config{Codec: video.AV1, BitDepth: 8, Chroma: video.Chroma422, Width: 64, Height: 48}},
+		{"hevc_444", video.Config{Codec: video.HEVC, BitDepth: 8, Chroma: video.Chroma444, Width: 64, Height: 48, NALLengthSize: 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := d.DecodeNV12(context.Background(), Segment{Config: tc.cfg, Units: [][]byte{{0, 0, 0, 1, 9}}, PTS: []int64{0}}, []int64{0})
@@ -315,6 +334,81 @@ func TestFakeCapsFallback(t *testing.T) {
 		})
 	}
 	require.Zero(t, d.Stats().SessionsCreated)
+}
+
+// TestFakeCapsDenied: an NVDEC whose cuvidGetDecoderCaps lacks AV1 (the
+// fake told so by $MOCK_DENY_CODECS) sends AV1 to the CPU path with
+// ErrUnsupported; the codecs it has still decode.
+func TestFakeCapsDenied(t *testing.T) {
+	needFFmpeg(t)
+	t.Setenv("MOCK_DENY_CODECS", "hevc,av1")
+	d, err := Open(context.Background(), fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	for _, c := range fakeClips() {
+		if c.name != "av1_8bit" && c.name != "h264_bframes" {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			cd := makeFakeClip(t, c)
+			p, err := cd.x.Plan([]int{0, 1})
+			require.NoError(t, err)
+			caps, err := d.Caps(cd.x.Config.Codec, c.bits)
+			require.NoError(t, err)
+			got, err := d.DecodeNV12(context.Background(), cd.segment(p), wantPTS(p))
+			if cd.x.Config.Codec == video.AV1 {
+				require.False(t, caps.Supported)
+				require.ErrorIs(t, err, ErrUnsupported)
+				t.Log(err)
+				return
+			}
+			require.True(t, caps.Supported)
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(got[0].Data, cd.frames[0]))
+		})
+	}
+}
+
+// TestFakeStreamMismatch: a configuration that lies about the stream
+// (size or bit depth: the outputs are sized by it) fails in the sequence
+// callback with ErrInvalidSegment, before any frame is written.
+func TestFakeStreamMismatch(t *testing.T) {
+	needFFmpeg(t)
+	d, err := Open(context.Background(), fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	for _, c := range fakeClips() {
+		if c.name != "av1_8bit" && c.name != "hevc_10bit" {
+			continue
+		}
+		cd := makeFakeClip(t, c)
+		p, err := cd.x.Plan([]int{0, 1})
+		require.NoError(t, err)
+		for name, edit := range map[string]func(*video.Config){
+			"larger":  func(c *video.Config) { c.Width, c.Height = 128, 96 },
+			"smaller": func(c *video.Config) { c.Width, c.Height = 48, 32 },
+			"depth": func(c *video.Config) {
+				if c.BitDepth == 8 {
+					c.BitDepth = 10
+				} else {
+					c.BitDepth = 8
+				}
+			},
+		} {
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				seg := cd.segment(p)
+				edit(&seg.Config)
+				_, err := d.DecodeNV12(context.Background(), seg, wantPTS(p))
+				require.ErrorIs(t, err, ErrInvalidSegment)
+				t.Log(err)
+				buf, err := d.Alloc(2 * seg.Config.Width * seg.Config.Height * 3)
+				require.NoError(t, err)
+				defer d.Free(buf)
+				_, err = d.DecodeRGB(context.Background(), seg, wantPTS(p), buf)
+				require.ErrorIs(t, err, ErrInvalidSegment)
+			})
+		}
+	}
 }
 
 // TestOpenUnavailable: no driver is ErrUnavailable naming the library.

@@ -187,6 +187,17 @@ static int fail(wg_session *s, CUresult r, const char *what)
     return 0; /* stops the parser */
 }
 
+/* a failure of the stream itself (hostile or mislabelled input), not of the driver */
+static int bad_stream(wg_session *s, const char *msg)
+{
+    if (!s->err) {
+        s->err = (CUresult)1;
+        s->bad_stream = 1;
+        snprintf(s->errmsg, sizeof s->errmsg, "%s", msg);
+    }
+    return 0;
+}
+
 static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f)
 {
     wg_session *s = user;
@@ -200,10 +211,34 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f)
     s->bit_depth = f->bit_depth_luma_minus8 + 8;
     s->color_primaries_matrix = f->video_signal_description.matrix_coefficients;
     s->full_range = f->video_signal_description.video_full_range_flag;
+    /* the caller's buffers are sized by the configuration: a stream that says otherwise stops here */
+    if (f->chroma_format != cudaVideoChromaFormat_420 || f->bit_depth_chroma_minus8 != f->bit_depth_luma_minus8) {
+        char m[160];
+        snprintf(m, sizeof m, "the stream is not 4:2:0 of one bit depth (chroma format %d, depths %d/%d)",
+                 (int)f->chroma_format, f->bit_depth_luma_minus8 + 8, f->bit_depth_chroma_minus8 + 8);
+        return bad_stream(s, m);
+    }
+    if (s->expect_w && (s->width != s->expect_w || s->height != s->expect_h || s->bit_depth != s->expect_bits ||
+                        s->disp_left < 0 || s->disp_top < 0 || f->display_area.right > (int)f->coded_width ||
+                        f->display_area.bottom > (int)f->coded_height)) {
+        char m[200];
+        snprintf(m, sizeof m, "the stream is %dx%d at %d bits (display area %d,%d..%d,%d of %ux%u), the configuration says %dx%d at %d",
+                 s->width, s->height, s->bit_depth, f->display_area.left, f->display_area.top, f->display_area.right,
+                 f->display_area.bottom, f->coded_width, f->coded_height, s->expect_w, s->expect_h, s->expect_bits);
+        return bad_stream(s, m);
+    }
+    /* AV1: the sequence header's max_frame_width/height (frames may change size within it); the
+     * parser hands a CUVIDEOFORMATEX when it has sequence header data (as NVIDIA's NvDecoder reads it) */
+    unsigned long max_w = f->coded_width, max_h = f->coded_height;
+    if (f->codec == cudaVideoCodec_AV1 && f->seqhdr_data_length > 0) {
+        const CUVIDEOFORMATEX *ex = (const CUVIDEOFORMATEX *)f;
+        if (ex->av1.max_width > max_w) max_w = ex->av1.max_width;
+        if (ex->av1.max_height > max_h) max_h = ex->av1.max_height;
+    }
     /* a pooled decoder of the same format serves the next segment unchanged */
     if (s->have_dec && s->ci.CodecType == f->codec && s->ci.ulWidth == f->coded_width &&
         s->ci.ulHeight == f->coded_height && s->ci.bitDepthMinus8 == f->bit_depth_luma_minus8 &&
-        s->decode_surfaces >= need)
+        s->ci.ulMaxWidth >= max_w && s->ci.ulMaxHeight >= max_h && s->decode_surfaces >= need)
         return s->decode_surfaces;
     if (s->have_dec) {
         d->cuvidDestroyDecoder(s->dec);
@@ -214,6 +249,8 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f)
     ci.CodecType = f->codec;
     ci.ulWidth = f->coded_width;
     ci.ulHeight = f->coded_height;
+    ci.ulMaxWidth = max_w;
+    ci.ulMaxHeight = max_h;
     ci.ulNumDecodeSurfaces = (unsigned long)need;
     ci.ChromaFormat = f->chroma_format;
     ci.bitDepthMinus8 = f->bit_depth_luma_minus8;
@@ -380,11 +417,29 @@ void wg_session_free(wg_session *s)
     s->lock = NULL;
 }
 
-int wg_session_decode(wg_session *s, const unsigned char *data, const size_t *off, const int64_t *ts, int n)
+/* AV1 scalable streams: operating point 0 without all layers, what the parser picks by default and
+ * what ffmpeg's libdav1d wrapper (the CPU path's decoder) outputs by default */
+static int CUDAAPI on_operating_point(void *user, CUVIDOPERATINGPOINTINFO *op)
+{
+    (void)user;
+    (void)op;
+    return 0;
+}
+
+int wg_session_decode(wg_session *s, const unsigned char *seqhdr, size_t seqhdr_len, const unsigned char *data,
+                      const size_t *off, const int64_t *ts, int n)
 {
     wg_driver *d = s->d;
     s->err = 0;
+    s->bad_stream = 0;
     s->errmsg[0] = 0;
+    /* the sequence header from the container, as ffmpeg's cuviddec gives it (pExtVideoInfo) */
+    CUVIDEOFORMATEX ext;
+    memset(&ext, 0, sizeof ext);
+    if (seqhdr && seqhdr_len > 0 && seqhdr_len <= sizeof ext.raw_seqhdr_data) {
+        ext.format.seqhdr_data_length = (unsigned)seqhdr_len;
+        memcpy(ext.raw_seqhdr_data, seqhdr, seqhdr_len);
+    }
     CUresult r = (CUresult)wg_push(d);
     if (r) {
         fail(s, r, "cuCtxPushCurrent");
@@ -400,6 +455,8 @@ int wg_session_decode(wg_session *s, const unsigned char *data, const size_t *of
     pp.pfnSequenceCallback = on_sequence;
     pp.pfnDecodePicture = on_decode;
     pp.pfnDisplayPicture = on_display;
+    if (pp.CodecType == cudaVideoCodec_AV1) pp.pfnGetOperatingPoint = on_operating_point;
+    if (ext.format.seqhdr_data_length) pp.pExtVideoInfo = &ext;
     r = d->cuvidCreateVideoParser(&s->parser, &pp);
     if (r) {
         fail(s, r, "cuvidCreateVideoParser");
@@ -407,6 +464,14 @@ int wg_session_decode(wg_session *s, const unsigned char *data, const size_t *of
         return (int)s->err;
     }
     s->n_parsers++;
+    if (seqhdr && seqhdr_len > 0) {
+        CUVIDSOURCEDATAPACKET pkt;
+        memset(&pkt, 0, sizeof pkt);
+        pkt.payload = seqhdr;
+        pkt.payload_size = (unsigned long)seqhdr_len;
+        r = d->cuvidParseVideoData(s->parser, &pkt);
+        if (r) fail(s, r, "cuvidParseVideoData(sequence header)");
+    }
     for (int i = 0; i < n && !s->err; i++) {
         CUVIDSOURCEDATAPACKET pkt;
         memset(&pkt, 0, sizeof pkt);

@@ -98,6 +98,9 @@ typedef struct wg_session {
     int decode_surfaces;
     CUvideoparser parser;
     CUstream stream;
+    /* what the caller sized its outputs for: a stream of another display size or depth fails */
+    int expect_w, expect_h, expect_bits;
+    int bad_stream;              /* 1: the failure is the stream's (not the driver's) */
     /* the stream's format, from the sequence callback */
     int coded_w, coded_h, disp_left, disp_top, width, height, bit_depth;
     int color_primaries_matrix, full_range;
@@ -127,9 +130,13 @@ typedef struct wg_session {
 
 int wg_session_init(wg_session *s, wg_driver *d, int codec);
 void wg_session_free(wg_session *s);
-/* Feed one segment: Annex-B access units data[off[i]:off[i+1]] with timestamps ts[i], then
- * end of stream. Returns 0 or a CUresult (s->errmsg says which call). */
-int wg_session_decode(wg_session *s, const unsigned char *data, const size_t *off, const int64_t *ts, int n);
+/* Feed one segment: first the sequence header seqhdr (AV1's configOBUs; NULL for H.264/HEVC) as a
+ * packet of its own and as the parser's CUVIDEOFORMATEX, then the access units data[off[i]:off[i+1]]
+ * (Annex-B for H.264/HEVC, AV1 temporal units of sized OBUs) with timestamps ts[i], then end of
+ * stream. Returns 0 or a CUresult (s->errmsg says which call; s->bad_stream when the stream is not
+ * what the configuration says). */
+int wg_session_decode(wg_session *s, const unsigned char *seqhdr, size_t seqhdr_len, const unsigned char *data,
+                      const size_t *off, const int64_t *ts, int n);
 
 
 int wg_alloc(wg_driver *d, size_t n, unsigned long long *out);

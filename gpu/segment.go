@@ -37,20 +37,46 @@ func codecID(c video.Codec) (int, error) {
 
 var startCode = []byte{0, 0, 0, 1}
 
+// bitstream is a segment as the NVDEC parser takes it: the access units
+// back to back in data (unit i is data[off[i]:off[i+1]], fed as one packet
+// with its PTS), and seqhdr, the sequence header the parser gets before
+// the first unit, both as a packet of its own and as CUVIDEOFORMATEX's
+// raw_seqhdr_data (AV1's configOBUs, as ffmpeg's cuviddec does; nil for
+// H.264/HEVC, whose parameter sets lead the first unit).
+type bitstream struct {
+	data   []byte
+	off    []int
+	seqhdr []byte
+}
+
+// parserInput is the per-codec "bitstream for the parser" step: Annex-B
+// for H.264/HEVC (annexB), the temporal units as they are for AV1
+// (av1Units). Both check the segment as hostile input: every length
+// within its unit.
+func parserInput(s Segment) (bitstream, error) {
+	if len(s.Units) != len(s.PTS) {
+		return bitstream{}, fmt.Errorf("%w: %d units, %d pts", ErrInvalidSegment, len(s.Units), len(s.PTS))
+	}
+	if len(s.Units) == 0 {
+		return bitstream{}, fmt.Errorf("%w: no units", ErrInvalidSegment)
+	}
+	switch s.Config.Codec {
+	case video.H264, video.HEVC:
+		data, off, err := annexB(s)
+		return bitstream{data: data, off: off}, err
+	case video.AV1:
+		return av1Units(s)
+	}
+	return bitstream{}, fmt.Errorf("%w: codec %q", ErrUnsupported, s.Config.Codec)
+}
+
 // annexB turns the segment's length-prefixed NAL units into one Annex-B
 // byte stream for the NVDEC parser: the configuration's parameter sets
 // before the first unit, a start code before every NAL. off has
-// len(Units)+1 entries: unit i is out[off[i]:off[i+1]]. AV1 is not
-// converted (its parser takes OBUs; not wired yet).
+// len(Units)+1 entries: unit i is out[off[i]:off[i+1]].
 func annexB(s Segment) (out []byte, off []int, err error) {
-	if len(s.Units) != len(s.PTS) {
-		return nil, nil, fmt.Errorf("%w: %d units, %d pts", ErrInvalidSegment, len(s.Units), len(s.PTS))
-	}
-	if len(s.Units) == 0 {
-		return nil, nil, fmt.Errorf("%w: no units", ErrInvalidSegment)
-	}
 	ls := s.Config.NALLengthSize
-	if s.Config.Codec == video.AV1 || ls < 1 || ls > 4 {
+	if ls < 1 || ls > 4 {
 		return nil, nil, fmt.Errorf("%w: %s with NAL length size %d", ErrUnsupported, s.Config.Codec, ls)
 	}
 	n := 0
@@ -89,4 +115,122 @@ func annexB(s Segment) (out []byte, off []int, err error) {
 	}
 	off = append(off, len(out))
 	return out, off, nil
+}
+
+// AV1 OBU types (AV1 spec 6.2.2).
+const (
+	obuSequenceHeader = 1
+	obuFrameHeader    = 3
+	obuFrame          = 6
+)
+
+// av1Units: an MP4 AV1 sample is a temporal unit of low-overhead OBUs
+// (AV1-ISOBMFF 2.4: obu_has_size_field set, except that the last OBU of a
+// sample may omit it; no temporal delimiter needed). The parser
+// (cudaVideoCodec_AV1, bAnnexb 0) takes each one as a packet as it is,
+// after the configOBUs (the sequence header). Every OBU header is checked:
+// forbidden bit clear, a size that stays inside its unit; a last OBU
+// without a size field is given one, so that every OBU the parser sees is
+// sized.
+func av1Units(s Segment) (bitstream, error) {
+	var seqhdr []byte
+	for _, ps := range s.Config.ParameterSets {
+		seqhdr = append(seqhdr, ps...)
+	}
+	if len(seqhdr) > 0 {
+		fixed, _, err := walkOBUs(seqhdr, "configOBUs")
+		if err != nil {
+			return bitstream{}, err
+		}
+		seqhdr = fixed
+	}
+	n := 0
+	for _, u := range s.Units {
+		n += len(u) + 8
+	}
+	b := bitstream{data: make([]byte, 0, n), off: make([]int, 0, len(s.Units)+1), seqhdr: seqhdr}
+	for i, u := range s.Units {
+		b.off = append(b.off, len(b.data))
+		fixed, frames, err := walkOBUs(u, fmt.Sprintf("unit %d", i))
+		if err != nil {
+			return bitstream{}, err
+		}
+		if frames == 0 {
+			return bitstream{}, fmt.Errorf("%w: AV1 unit %d has no frame or frame header OBU", ErrInvalidSegment, i)
+		}
+		b.data = append(b.data, fixed...)
+	}
+	b.off = append(b.off, len(b.data))
+	return b, nil
+}
+
+// walkOBUs checks the OBUs of u and returns them with every OBU sized (u
+// itself when each already is) and how many are frames or frame headers.
+func walkOBUs(u []byte, what string) ([]byte, int, error) {
+	bad := func(p int, why string, a ...any) ([]byte, int, error) {
+		return nil, 0, fmt.Errorf("%w: AV1 %s: OBU at byte %d: %s", ErrInvalidSegment, what, p, fmt.Sprintf(why, a...))
+	}
+	frames := 0
+	for p := 0; p < len(u); {
+		h := u[p]
+		if h&0x80 != 0 {
+			return bad(p, "forbidden bit set")
+		}
+		typ := int(h>>3) & 0xf
+		hl := 1
+		if h&0x04 != 0 { // obu_extension_flag
+			hl = 2
+		}
+		if p+hl > len(u) {
+			return bad(p, "truncated header")
+		}
+		if typ == obuFrame || typ == obuFrameHeader {
+			frames++
+		}
+		if h&0x02 == 0 { // no obu_has_size_field: the rest of the unit, allowed last only
+			body := u[p+hl:]
+			out := make([]byte, 0, len(u)+8)
+			out = append(out, u[:p]...)
+			out = append(out, h|0x02)
+			out = append(out, u[p+1:p+hl]...)
+			out = appendLEB128(out, uint64(len(body)))
+			out = append(out, body...)
+			return out, frames, nil
+		}
+		size, n, ok := readLEB128(u[p+hl:])
+		if !ok {
+			return bad(p, "bad obu_size")
+		}
+		p += hl + n
+		if size > uint64(len(u)-p) {
+			return bad(p, "obu_size %d overruns the %d bytes left", size, len(u)-p)
+		}
+		p += int(size)
+	}
+	return u, frames, nil
+}
+
+// readLEB128 reads AV1's leb128() (at most 8 bytes, value < 2^32).
+func readLEB128(b []byte) (v uint64, n int, ok bool) {
+	for i := 0; i < 8; i++ {
+		if i >= len(b) {
+			return 0, 0, false
+		}
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i]&0x80 == 0 {
+			return v, i + 1, v <= 0xffffffff
+		}
+	}
+	return 0, 0, false
+}
+
+func appendLEB128(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }

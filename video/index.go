@@ -43,6 +43,46 @@ const (
 	AV1  Codec = "av1"
 )
 
+// Chroma sampling of a Config.
+const (
+	Chroma420  = "420"
+	Chroma422  = "422"
+	Chroma444  = "444"
+	ChromaMono = "mono"
+)
+
+// ChromaFromIDC names an H.264/HEVC chroma_format_idc (0 monochrome,
+// 1 4:2:0, 2 4:2:2, 3 4:4:4); "" for any other value.
+func ChromaFromIDC(idc int) string {
+	switch idc {
+	case 0:
+		return ChromaMono
+	case 1:
+		return Chroma420
+	case 2:
+		return Chroma422
+	case 3:
+		return Chroma444
+	}
+	return ""
+}
+
+// ChromaAV1 names an AV1 color_config's sampling (av1C's mono_chrome,
+// chroma_subsampling_x and _y); "" for the combination AV1 forbids.
+func ChromaAV1(mono, subX, subY int) string {
+	switch {
+	case mono != 0:
+		return ChromaMono
+	case subX == 1 && subY == 1:
+		return Chroma420
+	case subX == 1 && subY == 0:
+		return Chroma422
+	case subX == 0 && subY == 0:
+		return Chroma444
+	}
+	return ""
+}
+
 // Config is what a decoder needs before the first access unit.
 type Config struct {
 	Codec Codec
@@ -57,6 +97,10 @@ type Config struct {
 	Width, Height int
 	// BitDepth is the luma bit depth (8, 10, 12), 0 when unknown.
 	BitDepth int
+	// Chroma is the chroma sampling: Chroma420, Chroma422, Chroma444 or
+	// ChromaMono; "" when the configuration does not say (a Config built
+	// by hand).
+	Chroma string
 	// NALLengthSize is the byte length of each NAL unit's size prefix in
 	// samples (H.264, HEVC); 0 for AV1.
 	NALLengthSize int
@@ -654,6 +698,7 @@ func readConfig(stsd *mp4.StsdBox, rawTrak []byte) (Config, error) {
 		}
 		cfg.CodecString = avc.CodecString(e.Type(), sps)
 		cfg.BitDepth = int(sps.BitDepthLumaMinus8) + 8
+		cfg.Chroma = ChromaFromIDC(int(sps.ChromaFormatIDC))
 		cfg.NALLengthSize = 4
 		cfg.ParameterSets = append(append(cfg.ParameterSets, c.SPSnalus...), c.PPSnalus...)
 		box, err := rawConfigBox(rawTrak, "avcC")
@@ -678,6 +723,7 @@ func readConfig(stsd *mp4.StsdBox, rawTrak []byte) (Config, error) {
 		}
 		cfg.CodecString = hevc.CodecString(e.Type(), sps)
 		cfg.BitDepth = int(c.BitDepthLumaMinus8) + 8
+		cfg.Chroma = ChromaFromIDC(int(sps.ChromaFormatIDC))
 		cfg.NALLengthSize = int(c.LengthSizeMinusOne) + 1
 		for _, t := range []hevc.NaluType{hevc.NALU_VPS, hevc.NALU_SPS, hevc.NALU_PPS} {
 			cfg.ParameterSets = append(cfg.ParameterSets, c.GetNalusForType(t)...)
@@ -699,6 +745,7 @@ func readConfig(stsd *mp4.StsdBox, rawTrak []byte) (Config, error) {
 				cfg.BitDepth = 12
 			}
 		}
+		cfg.Chroma = ChromaAV1(int(c.MonoChrome), int(c.ChromaSubsamplingX), int(c.ChromaSubsamplingY))
 		if len(c.ConfigOBUs) > 0 {
 			cfg.ParameterSets = [][]byte{c.ConfigOBUs}
 		}

@@ -74,6 +74,10 @@ func clipList(small bool) []clipSpec {
 		{Name: "hevc_1080p_opengop", Role: "exact", Bits: 8, Pix: "nv12", args: cat(src("1920x1080", 90), x265("bframes=4:keyint=30:min-keyint=30:scenecut=0:open-gop=1", "main"), []string{"-pix_fmt", "yuv420p"})},
 		{Name: "hevc10_1080p", Role: "exact", Bits: 10, Pix: "p010le", args: cat(src("1920x1080", 60), x265("bframes=4:keyint=30:min-keyint=30:scenecut=0:open-gop=1", "main10"), []string{"-pix_fmt", "yuv420p10le"})},
 		{Name: "h264_720p_bf", Role: "exact", Bits: 8, Pix: "nv12", args: cat(src("1280x720", 90), x264, []string{"-pix_fmt", "yuv420p"})},
+		// AV1, LeRobot's default codec: SVT-AV1 (LeRobot's encoder) with its hidden frames shown by
+		// show_existing_frame, and libaom 10-bit (P016)
+		{Name: "av1_720p_svt", Role: "exact", Bits: 8, Pix: "nv12", args: cat(src("1280x720", 60), []string{"-c:v", "libsvtav1", "-preset", "10", "-g", "30", "-crf", "35", "-pix_fmt", "yuv420p"})},
+		{Name: "av1_10bit_480p", Role: "exact", Bits: 10, Pix: "p010le", args: cat(src("640x480", 40), []string{"-c:v", "libaom-av1", "-cpu-used", "8", "-g", "20", "-b:v", "1M", "-pix_fmt", "yuv420p10le"})},
 		{Name: "color_bt601_limited", Role: "color", Bits: 8, Pix: "nv12", args: color("smpte170m", "tv")},
 		{Name: "color_bt601_full", Role: "color", Bits: 8, Pix: "nv12", args: color("smpte170m", "pc")},
 		{Name: "color_bt709_limited", Role: "color", Bits: 8, Pix: "nv12", args: color("bt709", "tv")},

@@ -29,6 +29,8 @@ CLIPS: dict[str, tuple[list[str], tuple[int, int], float, list[str]]] = {
                        "-pix_fmt", "yuv420p", "-movflags", "+faststart"], (64, 96), 2.0, []),
     "av1": (["-c:v", "libaom-av1", "-cpu-used", "8", "-g", "12", "-pix_fmt", "yuv420p", "-movflags", "+faststart"],
             (64, 96), 1.0, []),
+    "av1_10bit": (["-c:v", "libaom-av1", "-cpu-used", "8", "-g", "12", "-pix_fmt", "yuv420p10le", "-movflags", "+faststart"],
+                  (64, 96), 1.0, []),
     "hevc_10bit": (["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error:keyint=10:bframes=2",
                     "-pix_fmt", "yuv420p10le", "-movflags", "+faststart"], (64, 96), 1.0, []),
     # Irregular timestamps (ms): gaps of 9..57 ms, kept as they are.

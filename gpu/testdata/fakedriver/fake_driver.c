@@ -5,7 +5,10 @@
  * frame, CurrPicIdx bounds, surface reuse, context-current), plus what Weft's gpu package calls:
  * packet timestamps carried to CUVIDPARSERDISPINFO.timestamp, host<->device copies, events, modules
  * and cuLaunchKernel running the kernels of gpu/kernels/rgb.cu on the CPU (weft_yuv420_to_rgb and the
- * resize's weft_yuv420_to_rgb_vresize and weft_rgb_hresize: the same statements, per thread), cuIpc* handles (a 64-byte
+ * resize's weft_yuv420_to_rgb_vresize and weft_rgb_hresize: the same statements, per thread), H.264,
+ * HEVC and AV1 (libavcodec's parsers and decoders; AV1 packets checked as the real parser takes them,
+ * the CUVIDEOFORMATEX form of the sequence callback, the operating point callback), $MOCK_DENY_CODECS
+ * to deny codecs in the caps, cuIpc* handles (a 64-byte
  * handle holding the pointer), call counters for tests (fake_stats). Device memory is host memory.
  * It says nothing about the real driver. Built by the tests with:
  *   gcc -O2 -fPIC -shared -I../../include -o libfake.so fake_driver.c -lavcodec -lavutil
@@ -337,13 +340,27 @@ typedef struct {
 
 static __thread const AVFrame *tl_frame;   /* frame being "decoded" (parser -> decode callback) */
 
+/* $MOCK_DENY_CODECS: a comma-separated list of h264, hevc, av1 that this "NVDEC" lacks (the caps
+ * gate's CPU path in tests, as an H100/H200 without a codec would say) */
+static int denied(cudaVideoCodec c)
+{
+    const char *e = getenv("MOCK_DENY_CODECS");
+    const char *name = c == cudaVideoCodec_H264 ? "h264" : c == cudaVideoCodec_HEVC ? "hevc" : c == cudaVideoCodec_AV1 ? "av1" : NULL;
+    if (!e || !name) return 0;
+    size_t n = strlen(name);
+    for (const char *p = e; (p = strstr(p, name)); p += n)
+        if ((p == e || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+            return 1;
+    return 0;
+}
+
 EXPORT CUresult cuvidGetDecoderCaps(CUVIDDECODECAPS *c)
 {
     NEED_CTX("cuvidGetDecoderCaps");
-    int ok = c->eChromaFormat == cudaVideoChromaFormat_420 && c->nBitDepthMinus8 <= 4 &&
+    int ok = c->eChromaFormat == cudaVideoChromaFormat_420 && c->nBitDepthMinus8 <= 4 && !denied(c->eCodecType) &&
              (c->eCodecType == cudaVideoCodec_H264 ? c->nBitDepthMinus8 == 0 :
-              c->eCodecType == cudaVideoCodec_HEVC || c->eCodecType == cudaVideoCodec_AV1 ||
-              c->eCodecType == cudaVideoCodec_VP9);
+              c->eCodecType == cudaVideoCodec_AV1 ? c->nBitDepthMinus8 <= 2 :
+              c->eCodecType == cudaVideoCodec_HEVC || c->eCodecType == cudaVideoCodec_VP9);
     c->bIsSupported = (unsigned char)ok;
     c->nNumNVDECs = ok ? 7 : 0;
     c->nOutputFormatMask = ok ? (c->nBitDepthMinus8 ? 2 : 1) : 0;
@@ -364,6 +381,8 @@ EXPORT CUresult cuvidCreateDecoder(CUvideodecoder *out, CUVIDDECODECREATEINFO *c
         MOCK_FAIL(INVALID_VALUE, "create: bad chroma format / creation flags");
     if (ci->OutputFormat != (ci->bitDepthMinus8 ? cudaVideoSurfaceFormat_P016 : cudaVideoSurfaceFormat_NV12))
         MOCK_FAIL(INVALID_VALUE, "create: OutputFormat does not match bitDepthMinus8");
+    if ((ci->ulMaxWidth && ci->ulMaxWidth < ci->ulWidth) || (ci->ulMaxHeight && ci->ulMaxHeight < ci->ulHeight))
+        MOCK_FAIL(INVALID_VALUE, "create: ulMaxWidth/Height below the coded size");
     if (!ci->ulTargetWidth || !ci->ulTargetHeight || (ci->ulTargetWidth & 1) || (ci->ulTargetHeight & 1) ||
         ci->ulNumOutputSurfaces < 1 || ci->DeinterlaceMode != cudaVideoDeinterlaceMode_Weave)
         MOCK_FAIL(INVALID_VALUE, "create: bad target size / output surfaces / deinterlace");
@@ -521,7 +540,39 @@ typedef struct {
     int queue[64], qlen;
     long long qts[64];            /* decoded, waiting for display (ulMaxDisplayDelay) */
     CUVIDEOFORMAT fmt;
+    /* AV1: the sequence header from pExtVideoInfo or a packet, needed before the first frame */
+    int av1_seqhdr_seen;
+    unsigned ext_seqhdr_len;
 } MockParser;
+
+/* AV1 packets as the real parser takes them with bAnnexb 0: low-overhead OBUs, each with its
+ * size field, inside the packet; a frame only after a sequence header */
+static int check_av1_packet(MockParser *m, const uint8_t *b, int size)
+{
+    for (int p = 0; p < size;) {
+        uint8_t h = b[p];
+        int type = (h >> 3) & 15, hl = (h & 4) ? 2 : 1;
+        if (h & 0x80) { fprintf(stderr, "MOCK: AV1 OBU at %d: forbidden bit\n", p); return -1; }
+        if (!(h & 2)) { fprintf(stderr, "MOCK: AV1 OBU at %d: no obu_has_size_field\n", p); return -1; }
+        if (p + hl > size) { fprintf(stderr, "MOCK: AV1 OBU at %d: truncated header\n", p); return -1; }
+        unsigned long long v = 0;
+        int i = 0;
+        for (;; i++) {
+            if (i == 8 || p + hl + i >= size) { fprintf(stderr, "MOCK: AV1 OBU at %d: bad leb128\n", p); return -1; }
+            v |= (unsigned long long)(b[p + hl + i] & 0x7f) << (7 * i);
+            if (!(b[p + hl + i] & 0x80)) break;
+        }
+        p += hl + i + 1;
+        if (v > (unsigned long long)(size - p)) { fprintf(stderr, "MOCK: AV1 OBU overruns the packet\n"); return -1; }
+        if (type == 1) m->av1_seqhdr_seen = 1;
+        if ((type == 3 || type == 6) && !m->av1_seqhdr_seen) {
+            fprintf(stderr, "MOCK: AV1 frame before any sequence header\n");
+            return -1;
+        }
+        p += (int)v;
+    }
+    return 0;
+}
 
 static int open_codec(MockParser *m)
 {
@@ -549,6 +600,12 @@ static int display_one(MockParser *m)
 static int deliver(MockParser *m, const AVFrame *f)
 {
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get((enum AVPixelFormat)f->format);
+    if (desc->log2_chroma_w != 1 || desc->log2_chroma_h != 1 || desc->nb_components < 3) {
+        fprintf(stderr, "MOCK: %s is not 4:2:0\n", desc->name);
+        return -1;
+    }
+    CUVIDEOFORMATEX fx;                /* AV1: the extended form, as the real parser hands it with a sequence header */
+    memset(&fx, 0, sizeof fx);
     CUVIDEOFORMAT fmt;
     memset(&fmt, 0, sizeof fmt);
     fmt.codec = m->p.CodecType;
@@ -562,7 +619,23 @@ static int deliver(MockParser *m, const AVFrame *f)
     fmt.chroma_format = cudaVideoChromaFormat_420;
     /* like the real parser (as far as we know), repeat the callback at every key frame */
     if (!m->have_seq || memcmp(&fmt, &m->fmt, sizeof fmt) || f->key_frame) {
-        int r = m->p.pfnSequenceCallback(m->p.pUserData, &fmt);
+        CUVIDEOFORMAT *arg = &fmt;
+        if (m->p.CodecType == cudaVideoCodec_AV1) {
+            if (!m->have_seq && m->p.pfnGetOperatingPoint) {
+                CUVIDOPERATINGPOINTINFO op;
+                memset(&op, 0, sizeof op);
+                op.codec = cudaVideoCodec_AV1;
+                op.av1.operating_points_cnt = 1;
+                int r = m->p.pfnGetOperatingPoint(m->p.pUserData, &op);
+                if (r < 0 || (r & 1023) >= 1) { fprintf(stderr, "MOCK: operating point callback returned %d\n", r); return -1; }
+            }
+            fx.format = fmt;
+            fx.format.seqhdr_data_length = m->ext_seqhdr_len ? m->ext_seqhdr_len : 1;
+            fx.av1.max_width = fmt.coded_width;
+            fx.av1.max_height = fmt.coded_height;
+            arg = &fx.format;
+        }
+        int r = m->p.pfnSequenceCallback(m->p.pUserData, arg);
         if (r == 0) {
             fprintf(stderr, "MOCK: sequence callback returned 0\n");
             return -1;
@@ -617,7 +690,16 @@ EXPORT CUresult cuvidCreateVideoParser(CUvideoparser *out, CUVIDPARSERPARAMS *p)
     atomic_fetch_add(&g_stats[6], 1);
     m->p = *p;
     m->id = p->CodecType == cudaVideoCodec_H264 ? AV_CODEC_ID_H264 :
-            p->CodecType == cudaVideoCodec_HEVC ? AV_CODEC_ID_HEVC : AV_CODEC_ID_NONE;
+            p->CodecType == cudaVideoCodec_HEVC ? AV_CODEC_ID_HEVC :
+            p->CodecType == cudaVideoCodec_AV1 ? AV_CODEC_ID_AV1 : AV_CODEC_ID_NONE;
+    if (p->bAnnexb) MOCK_FAIL(NOT_SUPPORTED, "parser: AV1 Annex-B is not mocked (MP4 carries low-overhead OBUs)");
+    if (p->pExtVideoInfo && p->pExtVideoInfo->format.seqhdr_data_length) {
+        if (p->pExtVideoInfo->format.seqhdr_data_length > sizeof p->pExtVideoInfo->raw_seqhdr_data)
+            MOCK_FAIL(INVALID_VALUE, "parser: pExtVideoInfo sequence header longer than raw_seqhdr_data");
+        m->ext_seqhdr_len = p->pExtVideoInfo->format.seqhdr_data_length;
+        if (m->id == AV_CODEC_ID_AV1 && check_av1_packet(m, p->pExtVideoInfo->raw_seqhdr_data, (int)m->ext_seqhdr_len))
+            MOCK_FAIL(INVALID_VALUE, "parser: bad AV1 sequence header in pExtVideoInfo");
+    }
     if (m->id == AV_CODEC_ID_NONE || !p->pfnSequenceCallback || !p->pfnDecodePicture || !p->pfnDisplayPicture)
         MOCK_FAIL(NOT_SUPPORTED, "parser: codec not mocked or callback missing");
     if (p->ulMaxDisplayDelay > 32) MOCK_FAIL(INVALID_VALUE, "parser: display delay");
@@ -634,6 +716,7 @@ EXPORT CUresult cuvidParseVideoData(CUvideoparser h, CUVIDSOURCEDATAPACKET *pkt)
     MockParser *m = h;
     const uint8_t *data = pkt->payload;
     int size = (int)pkt->payload_size, eos = (pkt->flags & CUVID_PKT_ENDOFSTREAM) != 0;
+    if (m->id == AV_CODEC_ID_AV1 && size > 0 && check_av1_packet(m, data, size)) return (CUresult)INVALID_VALUE;
     while (size > 0) {
         uint8_t *o = NULL;
         int osz = 0;
