@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -339,6 +340,14 @@ func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, e
 	return true, nil
 }
 
+// slotCounts counts the steps written into host slots: gathered there
+// (and the body bytes written again, those of columns not gathered into
+// the slot), or copied into one whole.
+type slotCounts struct {
+	gathered, copied atomic.Int64
+	recopied         atomic.Int64
+}
+
 // arenaMinSlots is the smallest ring whose steps are gathered into their
 // slots. The builder then holds up to two slots ahead of send (the step
 // it builds and the one it handed over) while the client, waiting for a
@@ -425,6 +434,7 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 		_ = slot.Release()
 		return err
 	}
+	k.s.slotSteps.copied.Add(1)
 	return k.sendDescriptor(run, step, slot, off, n)
 }
 
@@ -444,14 +454,14 @@ func (k *shmSink) sendDescriptor(run mix.RunID, step int64, slot *slots.Slot, of
 // the slot's memory, and the slot released after.
 func (k *shmSink) sendArena(_ context.Context, run mix.RunID, step int64, batch arrow.RecordBatch, a *slots.Arena) error {
 	slot := a.Slot()
-	inline := recordBytes(batch) < k.s.opts.SlotInlineBytes
-	if !inline {
-		off, n, _, err := a.WriteRecordBatch(batch)
+	if recordBytes(batch) >= k.s.opts.SlotInlineBytes {
+		off, n, copied, err := a.WriteRecordBatch(batch)
 		switch {
 		case err == nil:
+			k.s.slotSteps.gathered.Add(1)
+			k.s.slotSteps.recopied.Add(copied)
 			return k.sendDescriptor(run, step, slot, off, n)
 		case errors.Is(err, slots.ErrTooLarge):
-			inline = true
 		default:
 			_ = slot.Release()
 			return err
