@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/peer"
 
 	"github.com/weftdata/weft/auth"
@@ -267,6 +269,15 @@ type shmSink struct {
 	plain  *plainSink          // set when no ring could be made
 	inline *arrowflight.Writer // made at the first inline step
 
+	// The steps the builder gathers straight into a slot (StepAllocator),
+	// once the ring exists; the builder runs ahead of send.
+	arenas struct {
+		sync.Mutex
+		ring *slots.Ring // nil: steps are built in the engine's memory
+		room int64       // header room of a step's message
+		step map[int64]*slots.Arena
+	}
+
 	// The header's delivery ("" is "shm"), device columns and fallback
 	// (a "cuda-ipc" exchange, gpuexchange.go).
 	delivery      string
@@ -320,7 +331,64 @@ func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, e
 	k.x.mu.Lock()
 	k.x.ring = ring
 	k.x.mu.Unlock()
+	if room, err := slots.HeaderRoom(first); err == nil && ring.Slots() >= arenaMinSlots && need >= s.opts.SlotInlineBytes {
+		k.arenas.Lock()
+		k.arenas.ring, k.arenas.room = ring, room
+		k.arenas.step = make(map[int64]*slots.Arena)
+		k.arenas.Unlock()
+	}
 	return true, nil
+}
+
+// slotCounts counts the steps written into host slots: gathered there
+// (and the body bytes written again, those of columns not gathered into
+// the slot), or copied into one whole.
+type slotCounts struct {
+	gathered, copied atomic.Int64
+	recopied         atomic.Int64
+}
+
+// arenaMinSlots is the smallest ring whose steps are gathered into their
+// slots. The builder then holds up to two slots ahead of send (the step
+// it builds and the one it handed over) while the client, waiting for a
+// step, holds one: with a step built before the ring existed still to
+// send (it needs a slot of its own), four are needed; one more for the
+// client's release in flight.
+const arenaMinSlots = 5
+
+// StepAllocator (mix.StepMemory) is the memory of step's columns: once
+// the ring exists, an arena in a free slot (waiting for one), which send
+// then describes without copying the gathered columns; before, nil (the
+// engine's memory: send copies the step into a slot).
+func (k *shmSink) StepAllocator(ctx context.Context, step int64) (memory.Allocator, error) {
+	k.arenas.Lock()
+	ring, room := k.arenas.ring, k.arenas.room
+	k.arenas.Unlock()
+	if ring == nil {
+		return nil, nil
+	}
+	slot, err := ring.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := slots.NewArena(slot, room, k.s.mem)
+	if err != nil {
+		_ = slot.Release()
+		return nil, nil // a slot smaller than the header room: copy
+	}
+	k.arenas.Lock()
+	k.arenas.step[step] = a
+	k.arenas.Unlock()
+	return a, nil
+}
+
+// arena takes step's arena, if it was built in one.
+func (k *shmSink) arena(step int64) *slots.Arena {
+	k.arenas.Lock()
+	defer k.arenas.Unlock()
+	a := k.arenas.step[step]
+	delete(k.arenas.step, step)
+	return a
 }
 
 func (k *shmSink) sendSchema(meta []byte) error {
@@ -332,6 +400,9 @@ func (k *shmSink) sendSchema(meta []byte) error {
 }
 
 func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	if a := k.arena(step); a != nil {
+		return k.sendArena(ctx, run, step, batch, a)
+	}
 	if k.plain != nil {
 		return k.plain.send(ctx, run, step, batch)
 	}
@@ -363,12 +434,41 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 		_ = slot.Release()
 		return err
 	}
+	k.s.slotSteps.copied.Add(1)
+	return k.sendDescriptor(run, step, slot, off, n)
+}
+
+// sendDescriptor sends the descriptor of a step's message in slot.
+func (k *shmSink) sendDescriptor(run mix.RunID, step int64, slot *slots.Slot, off, n int64) error {
 	desc := slot.Descriptor(off, n)
 	meta, err := json.Marshal(client.SlotStepMetadata{Run: string(run), Step: step, Slot: &desc})
 	if err != nil {
 		return err
 	}
 	return k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta})
+}
+
+// sendArena sends a step gathered into a's slot: its message header is
+// written in front of the columns already there, and its descriptor sent.
+// A step that goes inline (small, or too large for the slot) is sent from
+// the slot's memory, and the slot released after.
+func (k *shmSink) sendArena(_ context.Context, run mix.RunID, step int64, batch arrow.RecordBatch, a *slots.Arena) error {
+	slot := a.Slot()
+	if recordBytes(batch) >= k.s.opts.SlotInlineBytes {
+		off, n, copied, err := a.WriteRecordBatch(batch)
+		switch {
+		case err == nil:
+			k.s.slotSteps.gathered.Add(1)
+			k.s.slotSteps.recopied.Add(copied)
+			return k.sendDescriptor(run, step, slot, off, n)
+		case errors.Is(err, slots.ErrTooLarge):
+		default:
+			_ = slot.Release()
+			return err
+		}
+	}
+	err := k.sendInline(run, step, batch) // reads the slot: release after
+	return errors.Join(err, slot.Release())
 }
 
 // recordBytes is the size of rec's rows in its buffers.

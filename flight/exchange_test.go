@@ -132,6 +132,7 @@ func TestExchangeIdentical(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			plan, err := e.c.Resolve(ctxT(t), tc.recipe, 1)
 			require.NoError(t, err)
+			g0, c0, _ := flight.SlotSteps(e.svc)
 			plain := readAll(t, e.c.ReadRank(ctxT(t), plan.Ranks[0]))
 			shm := readAll(t, e.c.ReadRankShm(ctxT(t), plan.Ranks[0]))
 			flightx := readAll(t, e.c.ReadRankExchange(ctxT(t), plan.Ranks[0], client.DeliveryFlight))
@@ -147,6 +148,10 @@ func TestExchangeIdentical(t *testing.T) {
 				}
 			}
 			require.Equal(t, len(shm), inSlots, "every step fits its slot")
+			g, c, rc := flight.SlotSteps(e.svc)
+			t.Logf("steps gathered into their slot %d (bytes re-copied so far %d), copied into one %d", g-g0, rc, c-c0)
+			require.EqualValues(t, len(shm), (g-g0)+(c-c0), "every step is gathered into its slot or copied into one")
+			require.Positive(t, g-g0, "once the ring exists, steps are gathered into their slots")
 			se.waitFreed(base)
 		})
 	}

@@ -44,3 +44,10 @@ func WindowPTS(a arrow.Array) [][]int64 {
 	}
 	return out
 }
+
+// SlotSteps counts the host-slot steps s served: gathered straight into
+// their slot, copied into one whole, and the body bytes of gathered steps
+// that were copied all the same (columns not gathered into the slot).
+func SlotSteps(s *Service) (gathered, copied, recopied int64) {
+	return s.slotSteps.gathered.Load(), s.slotSteps.copied.Load(), s.slotSteps.recopied.Load()
+}

@@ -223,7 +223,8 @@ func (s *Service) serveRank(ctx context.Context, rt *rankTicket, open func(run *
 			err = fmt.Errorf("finish stream: %w", cerr)
 		}
 	}()
-	for st, err := range s.mix.Steps(ctx, run, rt.Rank, rt.World, rt.Start, rt.End) {
+	sm, _ := sink.(mix.StepMemory) // host slots: steps gathered into the slot
+	for st, err := range s.mix.StepsInto(ctx, run, rt.Rank, rt.World, rt.Start, rt.End, sm) {
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,8 @@ type Service struct {
 	ringHook func(*slots.Ring)
 	// slotBytes, when positive (tests only), is every ring's slot size.
 	slotBytes int64
+	// slotSteps counts host-slot steps by how they reached their slot.
+	slotSteps slotCounts
 	// gpu serves "cuda-ipc" exchanges; nil: none (they get host slots).
 	gpu *GPUDelivery
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/internal/cache"
 	"github.com/weftdata/weft/sampler"
@@ -203,6 +204,11 @@ type parquetStep struct {
 // Build waits for the step's blocks and gathers its rows (one copy per
 // column, into recycled buffers).
 func (p *parquetStep) Build(ctx context.Context) ([]arrow.Array, error) {
+	return p.BuildInto(ctx, p.m.e.reader.Allocator())
+}
+
+// BuildInto is Build gathering into buffers from mem (PendingInto).
+func (p *parquetStep) BuildInto(ctx context.Context, mem memory.Allocator) ([]arrow.Array, error) {
 	for _, f := range p.futs {
 		select {
 		case <-f.done:
@@ -220,7 +226,7 @@ func (p *parquetStep) Build(ctx context.Context) ([]arrow.Array, error) {
 	for i, f := range p.futs {
 		blocks[i] = f.h.Value()
 	}
-	cols, err := p.m.e.reader.Gather(p.m.data, blocks, p.spans)
+	cols, err := p.m.e.reader.GatherInto(mem, p.m.data, blocks, p.spans)
 	if errors.Is(err, tables.ErrTooLarge) {
 		err = fmt.Errorf("%w: %w", ErrBatchTooLarge, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/sampler"
 )
@@ -29,6 +30,38 @@ type Step struct {
 // holds; a cancelled ctx ends the stream with ctx's error. A run that
 // another engine made is served with this engine's materializers.
 func (e *Engine) Steps(ctx context.Context, run *Run, rank, world int, start, end int64) iter.Seq2[Step, error] {
+	return e.StepsInto(ctx, run, rank, world, start, end, nil)
+}
+
+// StepMemory gives a rank stream the memory each step is built in: a
+// consumer that delivers a step from memory of its own (a host slot)
+// has the step's columns gathered straight into it.
+type StepMemory interface {
+	// StepAllocator is called by the stream's builder, in step order,
+	// before it builds step: the allocator of the step's column buffers
+	// (materializers that implement PendingInto, _component and _row), or
+	// nil for the engine's own. It may wait (for a free slot) and then
+	// returns ctx's error when ctx ends; an error ends the stream. The
+	// allocator's memory need not be zeroed. A step whose memory was
+	// given but which the stream does not yield (it stopped or failed) is
+	// not handed back: the StepMemory reclaims it when the stream ends.
+	StepAllocator(ctx context.Context, step int64) (memory.Allocator, error)
+}
+
+// PendingInto is a Pending that can build its step's arrays with buffers
+// from a given allocator (StepMemory's): Parquet rows do. Other
+// materializers build with their own and their arrays are copied by the
+// consumer.
+type PendingInto interface {
+	Pending
+	// BuildInto is Build with the arrays' buffers from mem, which need
+	// not be zeroed: write every byte a reader reads.
+	BuildInto(ctx context.Context, mem memory.Allocator) ([]arrow.Array, error)
+}
+
+// StepsInto is Steps with each step built in the memory sm gives it
+// (nil: the engine's).
+func (e *Engine) StepsInto(ctx context.Context, run *Run, rank, world int, start, end int64, sm StepMemory) iter.Seq2[Step, error] {
 	return func(yield func(Step, error) bool) {
 		if err := run.CheckStream(rank, world, start, end); err != nil {
 			yield(Step{}, err)
@@ -43,7 +76,7 @@ func (e *Engine) Steps(ctx context.Context, run *Run, rank, world int, start, en
 			return
 		}
 		s := &stream{
-			e: e, mats: run.mats, schema: run.schema, component: true,
+			e: e, mats: run.mats, schema: run.schema, component: true, memory: sm,
 			name: "rank stream of run " + run.ID().Short(),
 			samples: func(step int64, buf []sampler.Sample) ([]sampler.Sample, error) {
 				out, err := run.plan.RankSlice(step, rank, world, buf)
@@ -112,7 +145,8 @@ type stream struct {
 	samples func(step int64, buf []sampler.Sample) ([]sampler.Sample, error)
 	// component: the batches carry _component (runs) before _row.
 	component bool
-	loads     *Loads // the stream's background reads
+	loads     *Loads     // the stream's background reads
+	memory    StepMemory // nil: steps are built in the engine's memory
 }
 
 // plannedStep is a step whose samples are known and whose materializers
@@ -193,8 +227,12 @@ func (s *stream) builder(ctx context.Context, cancel context.CancelFunc, in <-ch
 	for ps := range in {
 		var rec arrow.RecordBatch
 		err := ps.err
+		var mem memory.Allocator
+		if err == nil && s.memory != nil {
+			mem, err = s.memory.StepAllocator(ctx, ps.step)
+		}
 		if err == nil {
-			rec, err = s.build(ctx, ps)
+			rec, err = s.build(ctx, ps, mem)
 		}
 		ps.release()
 		if err != nil {
@@ -217,8 +255,9 @@ func (s *stream) builder(ctx context.Context, cancel context.CancelFunc, in <-ch
 }
 
 // build has each materializer build its columns of the step, in schema
-// order, and appends _component (runs only) and _row.
-func (s *stream) build(ctx context.Context, ps *plannedStep) (arrow.RecordBatch, error) {
+// order, and appends _component (runs only) and _row; with mem (the
+// step's memory, StepMemory), those that can build in it.
+func (s *stream) build(ctx context.Context, ps *plannedStep, mem memory.Allocator) (arrow.RecordBatch, error) {
 	n := len(ps.comps)
 	cols := make([]arrow.Array, 0, s.schema.NumFields())
 	defer func() {
@@ -227,7 +266,15 @@ func (s *stream) build(ctx context.Context, ps *plannedStep) (arrow.RecordBatch,
 		}
 	}()
 	for i, pd := range ps.pending {
-		arrs, err := pd.Build(ctx)
+		var (
+			arrs []arrow.Array
+			err  error
+		)
+		if pi, ok := pd.(PendingInto); ok && mem != nil {
+			arrs, err = pi.BuildInto(ctx, mem)
+		} else {
+			arrs, err = pd.Build(ctx)
+		}
 		cols = append(cols, arrs...)
 		if err != nil {
 			return nil, err
@@ -242,15 +289,25 @@ func (s *stream) build(ctx context.Context, ps *plannedStep) (arrow.RecordBatch,
 			}
 		}
 	}
-	if s.component {
-		cb := array.NewInt32Builder(s.e.mem)
-		cb.AppendValues(ps.comps, nil)
-		cols = append(cols, cb.NewArray())
-		cb.Release()
+	if mem == nil {
+		mem = s.e.mem
 	}
-	rb := array.NewInt64Builder(s.e.mem)
-	rb.AppendValues(ps.rows, nil)
-	cols = append(cols, rb.NewArray())
-	rb.Release()
+	if s.component {
+		cols = append(cols, fixedColumn(mem, arrow.PrimitiveTypes.Int32, arrow.Int32Traits.CastToBytes(ps.comps), n))
+	}
+	cols = append(cols, fixedColumn(mem, arrow.PrimitiveTypes.Int64, arrow.Int64Traits.CastToBytes(ps.rows), n))
 	return array.NewRecordBatch(s.schema, cols, int64(n)), nil
+}
+
+// fixedColumn is an array of n values of the fixed-width type dt, without
+// nulls, whose bytes are a copy of values, in a buffer from mem.
+func fixedColumn(mem memory.Allocator, dt arrow.DataType, values []byte, n int) arrow.Array {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(len(values))
+	copy(buf.Bytes(), values)
+	d := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	a := array.MakeFromData(d)
+	d.Release()
+	return a
 }

@@ -220,13 +220,22 @@ func concatRecords(mem memory.Allocator, data *arrow.Schema, parts []arrow.Recor
 // training step: the step's samples, located in decoded blocks, become
 // Arrow arrays. The caller releases the arrays.
 func (r *Reader) Gather(schema *arrow.Schema, blocks []arrow.RecordBatch, spans []Span) ([]arrow.Array, error) {
+	return r.GatherInto(r.scratch, schema, blocks, spans)
+}
+
+// GatherInto is Gather with the buffers of the copied columns from mem
+// (a host slot's arena: the step is gathered straight into the memory it
+// is delivered from). mem's buffers need not be zeroed: the gather writes
+// every byte of them that a reader reads. Columns of types the gather
+// does not copy itself are concatenated with the reader's allocator.
+func (r *Reader) GatherInto(mem memory.Allocator, schema *arrow.Schema, blocks []arrow.RecordBatch, spans []Span) ([]arrow.Array, error) {
 	cols := make([]arrow.Array, 0, schema.NumFields())
 	srcs := make([]arrow.ArrayData, len(blocks))
 	for k, f := range schema.Fields() {
 		for i, b := range blocks {
 			srcs[i] = b.Column(k).Data()
 		}
-		d, err := gatherArray(r.mem, r.scratch, f.Type, srcs, spans)
+		d, err := gatherArray(r.mem, mem, f.Type, srcs, spans)
 		if err != nil {
 			for _, c := range cols {
 				c.Release()
