@@ -21,6 +21,7 @@ import (
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/video"
 )
 
@@ -103,7 +104,8 @@ func TestExchangeCudaIPC(t *testing.T) {
 	mem := gpu.NewShmMemory(t.TempDir())
 	// --gpu-memory-limit of two slots of a step's frames [6, 3, 48, 64, 3]:
 	// the ring halves down to 2 slots, reused with new generations.
-	budget := gpu.NewBudget(2 * 6 * 3 * 48 * 64 * 3)
+	budget, err := membudget.New(membudget.Options{Total: 2 * 6 * 3 * 48 * 64 * 3})
+	require.NoError(t, err)
 	ctx := ctxT(t)
 	se.createProject("p")
 	putEpisodes(t, se.env, clip)
@@ -200,7 +202,7 @@ func TestExchangeCudaIPC(t *testing.T) {
 		_, err := os.Stat(p)
 		require.ErrorIs(t, err, os.ErrNotExist, "the device ring's slots are freed when the exchange ends")
 	}
-	require.Zero(t, budget.Used(), "--gpu-memory-limit's bytes back")
+	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
 
 	t.Run("no video: host slots, and why", func(t *testing.T) {
 		r := recipe
@@ -252,7 +254,7 @@ func TestExchangeCudaIPC(t *testing.T) {
 		requireCode(t, err, codes.FailedPrecondition, "stale generation")
 	})
 	se.waitFreed(used)
-	require.Zero(t, budget.Used())
+	require.Zero(t, budget.Stats().Used)
 }
 
 // selectColumns is rec's columns keep, as a new batch (release it).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/video"
 )
@@ -21,11 +22,12 @@ import (
 // Device.Memory() on a real GPU; with the fake driver (CI) it is a
 // gpu.ShmMemory, whose "device" pointers the fake's kernel writes on the
 // CPU and whose IPC handles are /dev/shm paths. Budget is
-// --gpu-memory-limit (nil: unlimited).
+// --gpu-memory-limit, a membudget.Budget apart from --memory-limit's (nil:
+// unlimited).
 type GPUDelivery struct {
 	Device *gpu.Device
 	Memory gpu.Memory
-	Budget *gpu.Budget
+	Budget *membudget.Budget
 }
 
 // StepDevice is the app_metadata of the message (no body) that comes

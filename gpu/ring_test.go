@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/weftdata/weft/internal/membudget"
 )
 
 // clientOpen is what a client does with a descriptor's handle on the CPU
@@ -30,10 +32,11 @@ func clientOpen(t *testing.T, d DeviceSlot, size int64) []byte {
 func TestDeviceRingProtocol(t *testing.T) {
 	ctx := context.Background()
 	mem := NewShmMemory(t.TempDir())
-	budget := NewBudget(4 * 4096)
+	budget, err := membudget.New(membudget.Options{Total: 4 * 4096})
+	require.NoError(t, err)
 	r, err := NewDeviceRing(mem, RingOptions{Slots: 3, SlotBytes: 4096, Budget: budget})
 	require.NoError(t, err)
-	require.Equal(t, int64(3*4096), budget.Used())
+	require.Equal(t, int64(3*4096), budget.Stats().Used)
 
 	opened := map[int][]byte{} // the client's mappings, opened once per slot
 	shape := []int{2, 3, 4, 5, 3}
@@ -99,7 +102,7 @@ func TestDeviceRingProtocol(t *testing.T) {
 	_, err = NewDeviceRing(mem, RingOptions{Slots: 2, SlotBytes: 4096, Budget: budget})
 	require.ErrorIs(t, err, ErrOverLimit)
 	require.NoError(t, r.Close())
-	require.Zero(t, budget.Used())
+	require.Zero(t, budget.Stats().Used)
 	_, err = r.Acquire(ctx)
 	require.ErrorIs(t, err, ErrRingClosed)
 	ents, err := os.ReadDir(mem.Dir)
