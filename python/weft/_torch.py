@@ -267,10 +267,12 @@ class TrainLoader:
       device memory, opened with CUDA IPC, **valid until the next step**
       (``.clone()`` to keep); the other columns come as with "shm". A
       ``transform_fn`` does not see the video columns (they are added to
-      its result dict); with ``map_workers`` they are copied. When flightd
-      cannot (no GPU, a codec its NVDEC lacks, a resize, another host),
-      the loader decodes on the CPU as "auto" does (same frames) and
-      ``loader.delivery_fallback`` says why. The real-GPU half of this has
+      its result dict); with ``map_workers`` they are copied. Steps may
+      differ in frame size (a mix of cameras): each step's tensor has its
+      own shape. When flightd cannot (no GPU, a codec its NVDEC lacks, a
+      resize, another host), or this process cannot open CUDA IPC
+      handles (no ``libcudart``), the loader decodes on the CPU as "auto"
+      does (same frames) and ``loader.delivery_fallback`` says why. The real-GPU half of this has
       never run (no GPU in CI); the protocol runs end to end in CI against
       flightd's fake driver.
     """
