@@ -118,9 +118,39 @@ func TestRingOptionsValidate(t *testing.T) {
 		{"no_slots", RingOptions{Slots: 0, SlotBytes: 256}},
 		{"unaligned", RingOptions{Slots: 1, SlotBytes: 300}},
 		{"tiny", RingOptions{Slots: 1, SlotBytes: 0}},
+		{"negative_first_slot", RingOptions{Slots: 1, SlotBytes: 256, FirstSlot: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorIs(t, tc.o.Validate(), ErrInvalidOptions)
 		})
 	}
+}
+
+// TestDeviceRingFirstSlot: a ring that replaces another within one
+// exchange numbers its slots after the other's: it hands out and publishes
+// those indices (the handle with each one's first use), refuses the
+// others, and its budget comes back at Close.
+func TestDeviceRingFirstSlot(t *testing.T) {
+	ctx := context.Background()
+	mem := NewShmMemory(t.TempDir())
+	r, err := NewDeviceRing(mem, RingOptions{Slots: 2, SlotBytes: 512, FirstSlot: 5})
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, 5, r.FirstSlot())
+	require.True(t, r.Contains(5) && r.Contains(6))
+	require.False(t, r.Contains(4) || r.Contains(7))
+	seen := map[int]bool{}
+	for step := range 4 {
+		u, err := r.Acquire(ctx)
+		require.NoError(t, err)
+		require.True(t, r.Contains(u.Index), "step %d: slot %d", step, u.Index)
+		d, err := r.Publish(u, 0, []int{1, 1, 8, 8, 3})
+		require.NoError(t, err)
+		require.Equal(t, u.Index, d.Slot)
+		require.Equal(t, !seen[d.Slot], d.IPCHandle != "", "step %d: the handle with slot %d's first use only", step, d.Slot)
+		seen[d.Slot] = true
+		require.NoError(t, r.Release(d.Slot, d.Generation))
+	}
+	require.ErrorIs(t, r.Release(0, 1), ErrUnknownSlot)
+	require.ErrorIs(t, r.Release(7, 1), ErrUnknownSlot)
 }
