@@ -37,9 +37,10 @@ var (
 	// once, or of memory; the same call may succeed later.
 	ErrBusy = fmt.Errorf("%w: server busy", errdefs.ErrResourceExhausted)
 	// ErrUnavailableDelivery: a "cuda-ipc" exchange that started with
-	// device slots meets a step it cannot serve so (more rows or frames
-	// than its slots were sized for, another frame size, a malformed
-	// video window); ask again with delivery "shm".
+	// device slots meets a step it cannot serve so (frames of different
+	// sizes in one step, a segment the GPU path cannot decode, no larger
+	// ring within --gpu-memory-limit for larger frames, a malformed video
+	// window); ask again with delivery "shm".
 	ErrUnavailableDelivery = fmt.Errorf("%w: cuda-ipc delivery cannot serve this step", errdefs.ErrFailedPrecondition)
 )
 

@@ -148,9 +148,24 @@ type exchange struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the client's side has ended
 
-	mu    sync.Mutex
-	ring  *slots.Ring     // nil: plain delivery (releases are refused)
-	dring *gpu.DeviceRing // the device slots of a "cuda-ipc" exchange; nil: none
+	mu   sync.Mutex
+	ring *slots.Ring // nil: plain delivery (releases are refused)
+	// drings are the device rings of a "cuda-ipc" exchange (none: no
+	// device slots), each numbering its slots after the one before (a
+	// larger ring for steps with larger frames, gpuexchange.go's grow).
+	drings []*gpu.DeviceRing
+}
+
+// dring is the device ring whose slots include index; nil: none.
+func (x *exchange) dring(index int) *gpu.DeviceRing {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, r := range x.drings {
+		if r.Contains(index) {
+			return r
+		}
+	}
+	return nil
 }
 
 // readReleases reads the client's messages until the stream ends: each
@@ -187,11 +202,15 @@ func (x *exchange) release(fd *arrowflight.FlightData) error {
 		return err
 	}
 	x.mu.Lock()
-	ring, dring := x.ring, x.dring
+	ring, devices := x.ring, len(x.drings) > 0
 	x.mu.Unlock()
 	if r.Device {
-		if dring == nil {
+		if !devices {
 			return fmt.Errorf("%w: a device slot release on an exchange served without device slots", ErrBadRequest)
+		}
+		dring := x.dring(r.Slot)
+		if dring == nil {
+			return fmt.Errorf("device slot release: %w: %d; the exchange has no such device slot", gpu.ErrUnknownSlot, r.Slot)
 		}
 		if err := dring.Release(r.Slot, r.Generation); err != nil {
 			if errors.Is(err, gpu.ErrRingClosed) {
@@ -514,9 +533,9 @@ func (k *shmSink) close() error {
 // readable until it unmaps it.
 func (x *exchange) closeRing() {
 	x.mu.Lock()
-	ring, dring := x.ring, x.dring
+	ring, drings := x.ring, x.drings
 	x.mu.Unlock()
-	if dring != nil {
+	for _, dring := range drings {
 		dring.ReleaseAll()
 		if err := dring.Close(); err != nil {
 			x.s.log.Warn("close a device slot ring", "err", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/video"
 )
 
@@ -105,7 +106,8 @@ func TestExchangeCudaIPC(t *testing.T) {
 	mem := gpu.NewShmMemory(t.TempDir())
 	// --gpu-memory-limit of two slots of a step's frames [6, 3, 48, 64, 3]:
 	// the ring halves down to 2 slots, reused with new generations.
-	budget := gpu.NewBudget(2 * 6 * 3 * 48 * 64 * 3)
+	budget, err := membudget.New(membudget.Options{Total: 2 * 6 * 3 * 48 * 64 * 3})
+	require.NoError(t, err)
 	ctx := ctxT(t)
 	se.createProject("p")
 	putEpisodes(t, se.env, clip)
@@ -202,7 +204,7 @@ func TestExchangeCudaIPC(t *testing.T) {
 		_, err := os.Stat(p)
 		require.ErrorIs(t, err, os.ErrNotExist, "the device ring's slots are freed when the exchange ends")
 	}
-	require.Zero(t, budget.Used(), "--gpu-memory-limit's bytes back")
+	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
 
 	t.Run("a size: resized on the device", func(t *testing.T) {
 		for _, size := range [][2]int{{24, 35}, {17, 75}} { // down; down in height and up in width, odd
@@ -246,7 +248,7 @@ func TestExchangeCudaIPC(t *testing.T) {
 				require.Equal(t, len(plain), n)
 				require.Equal(t, before.FrameCopyBytes, d.Stats().FrameCopyBytes, "no frame byte crossed to the host")
 				se.waitFreed(used)
-				require.Zero(t, budget.Used())
+				require.Zero(t, budget.Stats().Used)
 			})
 		}
 	})
@@ -301,7 +303,7 @@ func TestExchangeCudaIPC(t *testing.T) {
 		requireCode(t, err, codes.FailedPrecondition, "stale generation")
 	})
 	se.waitFreed(used)
-	require.Zero(t, budget.Used())
+	require.Zero(t, budget.Stats().Used)
 }
 
 // selectColumns is rec's columns keep, as a new batch (release it).
@@ -313,4 +315,122 @@ func selectColumns(rec arrow.RecordBatch, keep []int) arrow.RecordBatch {
 	}
 	md := rec.Schema().Metadata()
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows())
+}
+
+// TestExchangeCudaIPCFrameSizes: a mix of two tables whose cameras differ
+// in size (64x48 and 96x64), one row per rank and step, so a rank's steps
+// come in either size. Over "cuda-ipc", every step is served in device
+// slots with its own shape: a step with larger frames than the ring's
+// slots hold makes a larger ring whose slots are numbered after the first
+// ring's (their handles with their first use, as any slot's), later
+// smaller steps fit either; the frames are the CPU path's, releases of
+// either ring's slots are taken, and both rings are freed at the end.
+func TestExchangeCudaIPCFrameSizes(t *testing.T) {
+	small, big := makeMP4(t, 42), makeMP4Size(t, 42, 96, 64) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	budget, err := membudget.New(membudget.Options{Total: 64 << 20})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodesIn(t, se.env, "t", "small.mp4", small)
+	putEpisodesIn(t, se.env, "big", "big.mp4", big)
+	ref := []map[int64][]byte{refFrames(t, small), refFrames(t, big)}
+	sizes := [][2]int{{48, 64}, {64, 96}} // per component: H, W
+	const world = 4
+	recipe := client.Recipe{Seed: 11, BatchSize: world, Components: []client.Component{
+		{Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows},
+		{Project: "p", Table: "big", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, world)
+	require.NoError(t, err)
+
+	// The plain streams: per rank and step, the row's component and PTS.
+	type plainStep struct {
+		comp int
+		pts  []int64
+	}
+	rank := -1
+	var plain map[int64]plainStep
+	for r := range world {
+		steps := map[int64]plainStep{}
+		first, grows := -1, false
+		for st, err := range se.c.ReadRank(ctx, run.Ranks[r]) {
+			require.NoError(t, err)
+			idx := st.Batch.Schema().FieldIndices("_component")
+			require.Len(t, idx, 1)
+			require.EqualValues(t, 1, st.Batch.NumRows())
+			comp := int(st.Batch.Column(idx[0]).(*array.Int32).Value(0))
+			steps[st.Step] = plainStep{comp: comp, pts: windowPTS(t, st.Batch, "wrist_camera")[0]}
+			if first < 0 {
+				first = comp
+			} else if first == 0 && comp == 1 {
+				grows = true
+			}
+		}
+		if grows {
+			rank, plain = r, steps
+			break
+		}
+	}
+	require.GreaterOrEqual(t, rank, 0, "no rank starts with the small camera and meets the big one later; change the seed")
+
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+	used := se.budget.Stats().Used
+	opened := map[int]string{} // device slot → its file (the fake's IPC handle)
+	gens := map[int]uint64{}
+	seen := map[int]bool{}
+	before, grown := -1, false // the highest slot before the first big step; whether one came
+	got := 0
+	for st, err := range se.c.ReadRankExchange(ctx, run.Ranks[rank], client.DeliveryCudaIPC) {
+		require.NoError(t, err)
+		want, ok := plain[st.Step]
+		require.True(t, ok, "step %d", st.Step)
+		require.Len(t, st.Device, 1, "step %d: served in a device slot, whatever its frame size", st.Step)
+		var ds gpu.DeviceSlot
+		require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+		hw := sizes[want.comp]
+		require.Equal(t, []int{1, 3, hw[0], hw[1], 3}, ds.Shape, "step %d: the step's own shape", st.Step)
+		require.Equal(t, []int64{int64(3 * hw[0] * hw[1] * 3), int64(hw[0] * hw[1] * 3), int64(hw[1] * 3), 3, 1}, ds.Strides)
+		if want.comp == 1 && !grown {
+			grown = true
+			require.Greater(t, ds.Slot, before, "step %d: the larger ring's slots are numbered after the first ring's", st.Step)
+		} else if !grown {
+			before = max(before, ds.Slot)
+		}
+		if _, ok := opened[ds.Slot]; ok {
+			require.Empty(t, ds.IPCHandle, "step %d: slot %d's handle sent twice", st.Step, ds.Slot)
+			require.Greater(t, ds.Generation, gens[ds.Slot])
+		} else {
+			require.NotEmpty(t, ds.IPCHandle, "step %d: first use of slot %d without its handle", st.Step, ds.Slot)
+			require.Equal(t, uint64(1), ds.Generation, "a new slot's first use")
+			h, err := base64.StdEncoding.DecodeString(ds.IPCHandle)
+			require.NoError(t, err)
+			require.NotContains(t, opened, ds.Slot)
+			for s, p := range opened {
+				require.NotEqual(t, p, string(h), "slots %d and %d share memory", s, ds.Slot)
+			}
+			opened[ds.Slot] = string(h)
+		}
+		gens[ds.Slot] = ds.Generation
+		seen[want.comp] = true
+		data, err := os.ReadFile(opened[ds.Slot])
+		require.NoError(t, err)
+		fb := hw[0] * hw[1] * 3
+		require.GreaterOrEqual(t, len(data), int(ds.Offset)+3*fb, "step %d: the tensor fits its slot", st.Step)
+		for j, p := range want.pts {
+			off := int(ds.Offset) + j*fb
+			require.True(t, bytes.Equal(ref[want.comp][p], data[off:off+fb]), "step %d frame %d (pts %d, component %d)", st.Step, j, p, want.comp)
+		}
+		got++
+	}
+	require.Equal(t, len(plain), got)
+	require.True(t, seen[0] && seen[1], "both frame sizes served in device slots")
+	require.True(t, grown)
+	se.waitFreed(used)
+	for _, p := range opened {
+		_, err := os.Stat(p)
+		require.ErrorIs(t, err, os.ErrNotExist, "both rings' slots are freed when the exchange ends")
+	}
+	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/video"
 )
@@ -21,11 +22,12 @@ import (
 // Device.Memory() on a real GPU; with the fake driver (CI) it is a
 // gpu.ShmMemory, whose "device" pointers the fake's kernel writes on the
 // CPU and whose IPC handles are /dev/shm paths. Budget is
-// --gpu-memory-limit (nil: unlimited).
+// --gpu-memory-limit, a membudget.Budget apart from --memory-limit's (nil:
+// unlimited).
 type GPUDelivery struct {
 	Device *gpu.Device
 	Memory gpu.Memory
-	Budget *gpu.Budget
+	Budget *membudget.Budget
 }
 
 // StepDevice is the app_metadata of the message (no body) that comes
@@ -37,13 +39,16 @@ type StepDevice struct {
 	Device []gpu.DeviceSlot `json:"device"`
 }
 
-// deviceColumn is a video window column served in device slots.
+// deviceColumn is a video window column served in device slots. Its frame
+// size and offset are a step's: steps of one exchange may differ in frame
+// size (a mix of tables whose cameras differ), and each step's descriptor
+// says its own shape and offset.
 type deviceColumn struct {
 	name   string
 	index  int   // in the run's schema
 	t      int   // frames per window
-	h, w   int   // frame size (the window's size when it has one)
-	offset int64 // in the slot
+	h, w   int   // frame size of the step being served (the window's size when it has one)
+	offset int64 // in the slot (of the step being served)
 }
 
 func (c deviceColumn) bytes(rows int) int64 { return int64(rows*c.t*c.h*c.w) * 3 }
@@ -80,7 +85,32 @@ type cudaSink struct {
 	cols    []deviceColumn
 	keep    []int // the run schema's columns the host batch keeps
 	schema  *arrow.Schema
-	ring    *gpu.DeviceRing
+	ring    *gpu.DeviceRing // the ring steps are decoded into now
+}
+
+// layout places the columns one after the other in a slot, each at a
+// 256-byte-aligned offset, for a step of rows rows, and returns the slot
+// bytes they take (at least 256).
+func layout(cols []deviceColumn, rows int) int64 {
+	var off int64
+	for i := range cols {
+		cols[i].offset = off
+		off += (cols[i].bytes(rows) + 255) / 256 * 256
+	}
+	return max(off, 256)
+}
+
+// newRing makes a device ring of slotBytes slots numbered from first:
+// StreamSteps + ringClientSlots slots (at least 3), halved down to 2 while
+// --gpu-memory-limit cannot hold them.
+func (k *cudaSink) newRing(first int, slotBytes int64) (*gpu.DeviceRing, error) {
+	n := max(3, k.x.s.opts.StreamSteps+ringClientSlots)
+	ring, err := gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: slotBytes, FirstSlot: first, Budget: k.g.Budget})
+	for err != nil && errors.Is(err, gpu.ErrOverLimit) && n > 2 {
+		n = max(2, n/2)
+		ring, err = gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: slotBytes, FirstSlot: first, Budget: k.g.Budget})
+	}
+	return ring, err
 }
 
 func (x *exchange) cudaSink(run *mix.Run, stepBytes int64, rows int) rankSink {
@@ -109,17 +139,7 @@ func (k *cudaSink) plan(ctx context.Context, batch arrow.RecordBatch) string {
 	if len(cols) == 0 {
 		return "the run has no video windows"
 	}
-	var off int64
-	for i := range cols {
-		cols[i].offset = off
-		off += (cols[i].bytes(k.rows) + 255) / 256 * 256
-	}
-	n := max(3, k.x.s.opts.StreamSteps+ringClientSlots)
-	ring, err := gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: max(off, 256), Budget: k.g.Budget})
-	for err != nil && errors.Is(err, gpu.ErrOverLimit) && n > 2 {
-		n = max(2, n/2)
-		ring, err = gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: max(off, 256), Budget: k.g.Budget})
-	}
+	ring, err := k.newRing(0, layout(cols, k.rows))
 	if err != nil {
 		return fmt.Sprintf("no device ring: %v", err)
 	}
@@ -131,7 +151,7 @@ func (k *cudaSink) plan(ctx context.Context, batch arrow.RecordBatch) string {
 	k.schema = arrow.NewSchema(fields, &md)
 	k.cols, k.ring = cols, ring
 	k.x.mu.Lock()
-	k.x.dring = ring
+	k.x.drings = []*gpu.DeviceRing{ring}
 	k.x.mu.Unlock()
 	return ""
 }
@@ -147,7 +167,7 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 	}
 	c := deviceColumn{name: name, index: i, t: w.t}
 	for si := range w.nsegs {
-		sg := w.segment(si)
+		sg := w.segmentSize(si)
 		if sg.height < 1 || sg.width < 1 || sg.outH < 1 || sg.outW < 1 {
 			return c, fmt.Sprintf("column %s has a segment of size %dx%d (to %dx%d)", name, sg.width, sg.height, sg.outW, sg.outH)
 		}
@@ -211,7 +231,7 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 			k.x.s.log.InfoContext(ctx, "cuda-ipc delivery unavailable: no host ring; serving the plain stream")
 			k.cols = nil
 			k.x.mu.Lock()
-			k.x.dring = nil
+			k.x.drings = nil
 			k.x.mu.Unlock()
 			_ = k.ring.Close()
 			k.host.plain = k.x.s.newPlainSink(k.x.stream, k.run)
@@ -233,12 +253,22 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 }
 
 // decode writes the step's video windows into a device slot and
-// publishes one descriptor per column.
+// publishes one descriptor per column, each with the step's own shape and
+// offset. A step whose frames do not fit the ring's slots (larger frames
+// than the steps before it) is served by a larger ring (grow).
 func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBatch) ([]gpu.DeviceSlot, error) {
 	rows := int(batch.NumRows())
-	for _, c := range k.cols {
-		if c.offset+c.bytes(rows) > k.ring.SlotBytes() || rows > k.rows {
-			return nil, fmt.Errorf("%w: step %d has %d rows, more than the %d its device slots were sized for", ErrUnavailableDelivery, step, rows, k.rows)
+	cols := append([]deviceColumn(nil), k.cols...)
+	for i := range cols {
+		h, w, err := stepFrameSize(batch.Column(cols[i].index))
+		if err != nil {
+			return nil, fmt.Errorf("step %d column %s: %w", step, cols[i].name, err)
+		}
+		cols[i].h, cols[i].w = h, w
+	}
+	if need := layout(cols, rows); need > k.ring.SlotBytes() {
+		if err := k.grow(ctx, step, need); err != nil {
+			return nil, err
 		}
 	}
 	u, err := k.ring.Acquire(ctx) // waits while the client holds every slot
@@ -247,7 +277,7 @@ func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBat
 	}
 	var descs []gpu.DeviceSlot
 	err = func() error {
-		for _, c := range k.cols {
+		for _, c := range cols {
 			if err := k.decodeColumn(ctx, u, c, batch.Column(c.index), rows); err != nil {
 				return fmt.Errorf("column %s: %w", c.name, err)
 			}
@@ -265,6 +295,58 @@ func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBat
 		return nil, err
 	}
 	return descs, nil
+}
+
+// grow replaces the ring steps are decoded into by one whose slots hold
+// need bytes. Its slots are numbered after every earlier ring's, so that a
+// slot index names one memory for the whole exchange and its IPC handle
+// still goes with its first use only: a client opens the new slots as it
+// opened the first ones. The earlier rings are kept (their slots still
+// released as they come back) until the exchange ends: a client may hold
+// their steps, and on CUDA the server must not free memory a client still
+// has open. Their bytes stay counted against --gpu-memory-limit; a larger
+// ring that does not fit in what is left ends the exchange
+// (ErrUnavailableDelivery).
+func (k *cudaSink) grow(ctx context.Context, step int64, need int64) error {
+	old := k.ring
+	ring, err := k.newRing(old.FirstSlot()+old.Slots(), need)
+	if err != nil {
+		return fmt.Errorf("%w: step %d's frames need %d-byte device slots, the ring's are %d bytes, and no larger ring can be made: %w",
+			ErrUnavailableDelivery, step, need, old.SlotBytes(), err)
+	}
+	k.x.mu.Lock()
+	k.x.drings = append(k.x.drings, ring)
+	k.x.mu.Unlock()
+	k.ring = ring
+	k.x.s.log.DebugContext(ctx, "cuda-ipc: a larger device ring for steps with larger frames", "step", step,
+		"slot_bytes", need, "slots", ring.Slots(), "first_slot", ring.FirstSlot())
+	return nil
+}
+
+// stepFrameSize is the frame size of a step's video window column (after
+// the window's size, when it has one): every segment of the step must have
+// it (one step's windows are one tensor, as on the CPU path, which refuses
+// frames of different sizes in one batch).
+func stepFrameSize(arr arrow.Array) (h, w int, err error) {
+	win, err := parseWindow(arr)
+	if err != nil {
+		return 0, 0, err
+	}
+	for si := range win.nsegs {
+		sg := win.segmentSize(si)
+		switch {
+		case sg.height < 1 || sg.width < 1 || sg.outH < 1 || sg.outW < 1:
+			return 0, 0, fmt.Errorf("%w: a segment of size %dx%d (to %dx%d)", ErrUnavailableDelivery, sg.width, sg.height, sg.outW, sg.outH)
+		case h == 0:
+			h, w = sg.outH, sg.outW
+		case sg.outH != h || sg.outW != w:
+			return 0, 0, fmt.Errorf("%w: frames of different sizes (%dx%d, %dx%d) in one step; give the window a size", ErrUnavailableDelivery, w, h, sg.outW, sg.outH)
+		}
+	}
+	if h == 0 {
+		return 0, 0, fmt.Errorf("%w: a step without segments", ErrUnavailableDelivery)
+	}
+	return h, w, nil
 }
 
 func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColumn, arr arrow.Array, rows int) error {
@@ -292,7 +374,7 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		}
 		sg := w.segment(s)
 		if sg.outH != c.h || sg.outW != c.w {
-			return fmt.Errorf("%w: segment %d's frames are %dx%d, the first step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h)
+			return fmt.Errorf("%w: segment %d's frames are %dx%d, the step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h)
 		}
 		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
@@ -414,6 +496,22 @@ func parseWindow(arr arrow.Array) (*window, error) {
 
 // segment is the step's segment i.
 func (w *window) segment(i int) windowSegment {
+	s := w.segmentSize(i)
+	i += w.segBase
+	a, b := w.units.ValueOffsets(i)
+	for j := a; j < b; j++ {
+		s.units = append(s.units, w.unitBytes.Value(int(j)))
+	}
+	a, b = w.unitPTS.ValueOffsets(i)
+	for j := a; j < b; j++ {
+		s.unitPTS = append(s.unitPTS, w.unitPTSValues.Value(int(j)))
+	}
+	return s
+}
+
+// segmentSize is the step's segment i without its units: codec, config,
+// coded size and the frames' size (outH, outW).
+func (w *window) segmentSize(i int) windowSegment {
 	i += w.segBase
 	s := windowSegment{codec: w.codec.Value(i), config: w.config.Value(i), width: int(w.width.Value(i)), height: int(w.height.Value(i))}
 	s.outH, s.outW = s.height, s.width
@@ -427,14 +525,6 @@ func (w *window) segment(i int) windowSegment {
 		} else {
 			s.outH, s.outW = 0, 0
 		}
-	}
-	a, b := w.units.ValueOffsets(i)
-	for j := a; j < b; j++ {
-		s.units = append(s.units, w.unitBytes.Value(int(j)))
-	}
-	a, b = w.unitPTS.ValueOffsets(i)
-	for j := a; j < b; j++ {
-		s.unitPTS = append(s.unitPTS, w.unitPTSValues.Value(int(j)))
 	}
 	return s
 }

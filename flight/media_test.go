@@ -26,7 +26,10 @@ import (
 
 // makeMP4 encodes a small H.264 clip with ffmpeg (skipping loudly without
 // it, failing under CI=true) and returns its bytes.
-func makeMP4(t *testing.T, frames int) []byte {
+func makeMP4(t *testing.T, frames int) []byte { return makeMP4Size(t, frames, 64, 48) }
+
+// makeMP4Size is makeMP4 of w×h frames.
+func makeMP4Size(t *testing.T, frames, w, h int) []byte {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		msg := "ffmpeg not found: the media upload tests need it (apt-get install ffmpeg; .ci/run installs it)"
@@ -36,7 +39,7 @@ func makeMP4(t *testing.T, frames int) []byte {
 		t.Skip("SKIP (loud): " + msg)
 	}
 	out := filepath.Join(t.TempDir(), "clip.mp4")
-	cmd := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
+	cmd := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=25", w, h),
 		"-frames:v", fmt.Sprint(frames), "-c:v", "libx264", "-threads", "1", "-g", "10", "-bf", "2", "-pix_fmt", "yuv420p", out)
 	msg, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", msg)

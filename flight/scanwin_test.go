@@ -33,9 +33,15 @@ var scanWinSchema = arrow.NewSchema([]arrow.Field{
 // (so the table has several row groups), and returns the row count.
 func putEpisodes(t *testing.T, e *env, clip []byte) int64 {
 	t.Helper()
+	return putEpisodesIn(t, e, "t", "clip.mp4", clip)
+}
+
+// putEpisodesIn is putEpisodes into table (of project p), clip uploaded as name.
+func putEpisodesIn(t *testing.T, e *env, table, name string, clip []byte) int64 {
+	t.Helper()
 	ctx := ctxT(t)
 	sha := digest(clip)
-	_, err := e.c.PutMedia(ctx, "p", "clip.mp4", bytes.NewReader(clip), int64(len(clip)), sha)
+	_, err := e.c.PutMedia(ctx, "p", name, bytes.NewReader(clip), int64(len(clip)), sha)
 	require.NoError(t, err)
 	var row int64
 	for ep, n := range episodeLens {
@@ -54,7 +60,7 @@ func putEpisodes(t *testing.T, e *env, clip []byte) int64 {
 		rr, err := array.NewRecordReader(scanWinSchema, []arrow.RecordBatch{rec})
 		require.NoError(t, err)
 		rec.Release()
-		_, err = e.c.Put(ctx, client.PutDescriptor{Project: "p", Branch: "main", Table: "t"}, rr)
+		_, err = e.c.Put(ctx, client.PutDescriptor{Project: "p", Branch: "main", Table: table}, rr)
 		rr.Release()
 		require.NoError(t, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/slottable"
 )
 
 var (
@@ -23,16 +24,17 @@ var (
 	ErrClosed = fmt.Errorf("gpu: device closed: %w", errdefs.ErrFailedPrecondition)
 )
 
-// Device slot ring errors (the host ring's, slots/errors.go, for device memory).
+// Device slot ring errors. The slot table's are internal/slottable's
+// sentinels, which the host ring (package slots) exports too.
 var (
 	// ErrOverLimit: the ring does not fit in what is left of --gpu-memory-limit.
 	ErrOverLimit = fmt.Errorf("gpu: device memory limit: %w", errdefs.ErrResourceExhausted)
 	// ErrRingClosed: the ring is closed.
-	ErrRingClosed = fmt.Errorf("gpu: device ring closed: %w", errdefs.ErrFailedPrecondition)
+	ErrRingClosed = slottable.ErrClosed
 	// ErrUnknownSlot: a release names an index outside the ring.
-	ErrUnknownSlot = fmt.Errorf("gpu: unknown device slot: %w", errdefs.ErrInvalidArgument)
+	ErrUnknownSlot = slottable.ErrUnknownSlot
 	// ErrStaleGeneration: a release of an earlier use of the slot.
-	ErrStaleGeneration = fmt.Errorf("gpu: stale generation: %w", errdefs.ErrFailedPrecondition)
+	ErrStaleGeneration = slottable.ErrStaleGeneration
 	// ErrNotHeld: a release of a slot that is not held (a double release).
-	ErrNotHeld = fmt.Errorf("gpu: device slot not held: %w", errdefs.ErrFailedPrecondition)
+	ErrNotHeld = slottable.ErrNotHeld
 )

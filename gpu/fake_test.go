@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/video"
 )
 
@@ -446,7 +447,8 @@ func TestFakeDeviceSlots(t *testing.T) {
 	windows := [][]int{{10, 11, 12}, {30, 31, 32}}
 	stepBytes := int64(len(windows) * 3 * w * h * 3)
 	slotBytes := (stepBytes + 255) / 256 * 256
-	budget := NewBudget(8 * slotBytes)
+	budget, err := membudget.New(membudget.Options{Total: 8 * slotBytes})
+	require.NoError(t, err)
 	r, err := NewDeviceRing(d.Memory(), RingOptions{Slots: 2, SlotBytes: slotBytes, Budget: budget})
 	require.NoError(t, err)
 	defer r.Close()

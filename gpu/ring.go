@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"sync"
+
+	"github.com/weftdata/weft/internal/membudget"
+	"github.com/weftdata/weft/internal/slottable"
 )
 
 // Region is a run of device memory (or, in the CPU fake, of a mapping).
@@ -34,53 +38,20 @@ type Memory interface {
 	DeviceUUID() string
 }
 
-// Budget is --gpu-memory-limit: device memory the server's rings may hold
-// together. Safe for concurrent use; a nil *Budget is unlimited.
-type Budget struct {
-	mu          sync.Mutex
-	limit, used int64
-}
-
-// NewBudget limits rings to limit bytes in all (0: unlimited).
-func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
-
-func (b *Budget) take(n int64) error {
-	if b == nil {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.limit > 0 && b.used+n > b.limit {
-		return fmt.Errorf("%w: %d bytes asked, %d of %d in use", ErrOverLimit, n, b.used, b.limit)
-	}
-	b.used += n
-	return nil
-}
-
-func (b *Budget) give(n int64) {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
-}
-
-// Used is the bytes rings hold now.
-func (b *Budget) Used() int64 {
-	if b == nil {
-		return 0
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
-
 // RingOptions size a DeviceRing.
 type RingOptions struct {
 	Slots     int
 	SlotBytes int64 // a multiple of 256 (CUDA allocation alignment is at least that)
-	Budget    *Budget
+	// FirstSlot is the index of the ring's first slot: 0, or, for a ring
+	// that replaces another within one exchange, the old ring's
+	// FirstSlot+Slots, so that an index never names two rings' memory
+	// (a client keeps what it opened per index).
+	FirstSlot int
+	// Budget is --gpu-memory-limit, a membudget.Budget of its own (not
+	// --memory-limit's); nil is unlimited. The ring's bytes are taken with
+	// TryAcquire: a ring that does not fit now fails at once with
+	// ErrOverLimit (the caller tries fewer slots); it never waits.
+	Budget *membudget.Budget
 }
 
 // Validate reports unusable options.
@@ -90,32 +61,39 @@ func (o RingOptions) Validate() error {
 		return fmt.Errorf("%w: Slots is %d; it must be 1 or more", ErrInvalidOptions, o.Slots)
 	case o.SlotBytes < 256 || o.SlotBytes%256 != 0:
 		return fmt.Errorf("%w: SlotBytes is %d; it must be a positive multiple of 256", ErrInvalidOptions, o.SlotBytes)
+	case o.FirstSlot < 0:
+		return fmt.Errorf("%w: FirstSlot is %d; it must be 0 or more", ErrInvalidOptions, o.FirstSlot)
+	case int64(o.Slots) > math.MaxInt64/o.SlotBytes:
+		return fmt.Errorf("%w: %d slots of %d bytes overflow", ErrInvalidOptions, o.Slots, o.SlotBytes)
 	}
 	return nil
 }
 
 // DeviceRing is a bounded ring of device buffers for one client (one
 // exchange): each slot one allocation, exported once, with its own
-// interprocess event. The promises are the host ring's (package slots):
-// a slot is not handed out again before its release; every hand-out has a
-// new generation; a release of an unknown slot, an earlier generation or a
-// slot not held is refused and changes nothing; ReleaseAll frees every
-// held slot (the client died or left); the ring's bytes count against the
-// Budget from NewDeviceRing to Close.
+// interprocess event. Its slot table is the host ring's (package slots;
+// both are internal/slottable), so are its promises: a slot is not handed
+// out again before its release; every hand-out has a new generation; a
+// release of an unknown slot, an earlier generation or a slot not held is
+// refused and changes nothing; ReleaseAll frees every held slot (the client
+// died or left). The ring's bytes count against RingOptions.Budget from
+// NewDeviceRing to Close.
 type DeviceRing struct {
-	mem  Memory
-	opts RingOptions
-	free chan int
-	done chan struct{}
+	mem   Memory
+	opts  RingOptions
+	table *slottable.Table
+	lease *membudget.Lease
 
-	mu       sync.Mutex
+	// Per slot (by index - FirstSlot); set by NewDeviceRing, freed by Close.
 	regions  []Region
 	events   []uint64
 	evHandle [][]byte
-	gen      []uint64
-	held     []bool
-	exported []bool // the slot's handle went out in a descriptor
-	closed   bool
+
+	mu struct {
+		sync.Mutex
+		exported []bool // the slot's handle went out in a descriptor
+		closed   bool
+	}
 }
 
 // NewDeviceRing allocates the ring's slots in mem.
@@ -124,18 +102,19 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 		return nil, err
 	}
 	total := opts.SlotBytes * int64(opts.Slots)
-	if err := opts.Budget.take(total); err != nil {
-		return nil, err
+	lease, ok := opts.Budget.TryAcquire(total)
+	if !ok {
+		st := opts.Budget.Stats()
+		return nil, fmt.Errorf("%w: %d slots of %d bytes asked, %d of %d bytes in use", ErrOverLimit, opts.Slots, opts.SlotBytes, st.Used, st.Total)
 	}
-	r = &DeviceRing{mem: mem, opts: opts, free: make(chan int, opts.Slots), done: make(chan struct{}),
-		gen: make([]uint64, opts.Slots), held: make([]bool, opts.Slots), exported: make([]bool, opts.Slots)}
+	r = &DeviceRing{mem: mem, opts: opts, lease: lease}
 	defer func() {
 		if err != nil {
 			r.freeAll()
-			opts.Budget.give(total)
+			lease.Release()
 		}
 	}()
-	for i := 0; i < opts.Slots; i++ {
+	for range opts.Slots {
 		reg, err := mem.Alloc(opts.SlotBytes)
 		if err != nil {
 			return nil, err
@@ -147,8 +126,9 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 		}
 		r.events = append(r.events, ev)
 		r.evHandle = append(r.evHandle, h)
-		r.free <- i
 	}
+	r.table = slottable.New("gpu: device ring", opts.FirstSlot, opts.Slots)
+	r.mu.exported = make([]bool, opts.Slots)
 	return r, nil
 }
 
@@ -162,9 +142,15 @@ func (r *DeviceRing) freeAll() {
 	r.regions, r.events = nil, nil
 }
 
-// Slots is the ring's slot count; SlotBytes each slot's size.
+// Slots is the ring's slot count; SlotBytes each slot's size; FirstSlot
+// the index of its first slot (its slots are FirstSlot, …,
+// FirstSlot+Slots-1).
 func (r *DeviceRing) Slots() int       { return r.opts.Slots }
 func (r *DeviceRing) SlotBytes() int64 { return r.opts.SlotBytes }
+func (r *DeviceRing) FirstSlot() int   { return r.opts.FirstSlot }
+
+// Contains says whether index names one of the ring's slots.
+func (r *DeviceRing) Contains(index int) bool { return r.table.Contains(index) }
 
 // SlotUse is one hand-out of a slot.
 type SlotUse struct {
@@ -173,71 +159,26 @@ type SlotUse struct {
 	Region     Region
 }
 
-// Acquire hands out a free slot, waiting while all are held.
+// Acquire hands out a free slot, waiting while all are held. It fails with
+// ctx's cause when ctx ends first and with ErrRingClosed when the ring is
+// (or gets) closed.
 func (r *DeviceRing) Acquire(ctx context.Context) (SlotUse, error) {
-	select {
-	case <-ctx.Done():
-		return SlotUse{}, context.Cause(ctx)
-	case <-r.done:
-		return SlotUse{}, ErrRingClosed
-	case i := <-r.free:
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.closed {
-			return SlotUse{}, ErrRingClosed
-		}
-		r.gen[i]++
-		r.held[i] = true
-		return SlotUse{Index: i, Generation: r.gen[i], Region: r.regions[i]}, nil
+	i, gen, err := r.table.Acquire(ctx)
+	if err != nil {
+		return SlotUse{}, err
 	}
+	return SlotUse{Index: i, Generation: gen, Region: r.regions[i-r.opts.FirstSlot]}, nil
 }
 
-// Release frees slot i's use gen.
-func (r *DeviceRing) Release(i int, gen uint64) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case r.closed:
-		return ErrRingClosed
-	case i < 0 || i >= len(r.gen):
-		return fmt.Errorf("%w: slot %d of %d", ErrUnknownSlot, i, len(r.gen))
-	case gen != r.gen[i]:
-		return fmt.Errorf("%w: slot %d is at generation %d, the release names %d", ErrStaleGeneration, i, r.gen[i], gen)
-	case !r.held[i]:
-		return fmt.Errorf("%w: slot %d generation %d was released already", ErrNotHeld, i, gen)
-	}
-	r.held[i] = false
-	r.free <- i
-	return nil
-}
+// Release frees slot i's use gen (the slot table's refusals: ErrRingClosed,
+// ErrUnknownSlot, ErrStaleGeneration, ErrNotHeld).
+func (r *DeviceRing) Release(i int, gen uint64) error { return r.table.Release(i, gen) }
 
 // ReleaseAll frees every held slot (the client is gone); it returns how many.
-func (r *DeviceRing) ReleaseAll() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for i, h := range r.held {
-		if h && !r.closed {
-			r.held[i] = false
-			r.free <- i
-			n++
-		}
-	}
-	return n
-}
+func (r *DeviceRing) ReleaseAll() int { return r.table.ReleaseAll() }
 
 // Held is how many slots are handed out now.
-func (r *DeviceRing) Held() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, h := range r.held {
-		if h {
-			n++
-		}
-	}
-	return n
-}
+func (r *DeviceRing) Held() int { return r.table.Held() }
 
 // DeviceSlot is a step's descriptor on the exchange (delivery "cuda-ipc"):
 // the tensor [B/W, T, H, W, 3] (dtype "uint8") at Offset bytes into slot
@@ -280,42 +221,41 @@ func (r *DeviceRing) Publish(u SlotUse, offset int64, shape []int) (DeviceSlot, 
 		strides[i] = st
 		st *= int64(shape[i])
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return DeviceSlot{}, ErrRingClosed
-	}
-	if !r.held[u.Index] || r.gen[u.Index] != u.Generation {
-		return DeviceSlot{}, fmt.Errorf("%w: slot %d generation %d", ErrNotHeld, u.Index, u.Generation)
-	}
-	if err := r.mem.Record(r.events[u.Index]); err != nil {
+	if err := r.table.Check(u.Index, u.Generation); err != nil {
 		return DeviceSlot{}, err
 	}
-	d := DeviceSlot{Slot: u.Index, Generation: u.Generation, Event: base64.StdEncoding.EncodeToString(r.evHandle[u.Index]),
+	i := u.Index - r.opts.FirstSlot
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.closed {
+		return DeviceSlot{}, fmt.Errorf("gpu: device ring: %w", ErrRingClosed)
+	}
+	if err := r.mem.Record(r.events[i]); err != nil {
+		return DeviceSlot{}, err
+	}
+	d := DeviceSlot{Slot: u.Index, Generation: u.Generation, Event: base64.StdEncoding.EncodeToString(r.evHandle[i]),
 		Offset: offset, Shape: append([]int(nil), shape...), DType: "uint8", Strides: strides, Device: r.mem.DeviceUUID()}
-	if !r.exported[u.Index] {
-		h, err := r.mem.ExportMem(r.regions[u.Index])
+	if !r.mu.exported[i] {
+		h, err := r.mem.ExportMem(r.regions[i])
 		if err != nil {
 			return DeviceSlot{}, err
 		}
 		d.IPCHandle = base64.StdEncoding.EncodeToString(h)
-		r.exported[u.Index] = true
+		r.mu.exported[i] = true
 	}
 	return d, nil
 }
 
 // Close frees the slots (a client's open handles stay valid on CUDA until
-// it closes them) and returns the bytes to the budget.
+// it closes them) and returns the bytes to the budget. It is idempotent.
 func (r *DeviceRing) Close() error {
 	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	defer r.mu.Unlock()
+	if !r.table.Close() {
 		return nil
 	}
-	r.closed = true
-	close(r.done)
+	r.mu.closed = true
 	r.freeAll()
-	r.mu.Unlock()
-	r.opts.Budget.give(r.opts.SlotBytes * int64(r.opts.Slots))
+	r.lease.Release()
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/weftdata/weft/internal/membudget"
 )
 
 // clientOpen is what a client does with a descriptor's handle on the CPU
@@ -30,10 +32,11 @@ func clientOpen(t *testing.T, d DeviceSlot, size int64) []byte {
 func TestDeviceRingProtocol(t *testing.T) {
 	ctx := context.Background()
 	mem := NewShmMemory(t.TempDir())
-	budget := NewBudget(4 * 4096)
+	budget, err := membudget.New(membudget.Options{Total: 4 * 4096})
+	require.NoError(t, err)
 	r, err := NewDeviceRing(mem, RingOptions{Slots: 3, SlotBytes: 4096, Budget: budget})
 	require.NoError(t, err)
-	require.Equal(t, int64(3*4096), budget.Used())
+	require.Equal(t, int64(3*4096), budget.Stats().Used)
 
 	opened := map[int][]byte{} // the client's mappings, opened once per slot
 	shape := []int{2, 3, 4, 5, 3}
@@ -99,7 +102,7 @@ func TestDeviceRingProtocol(t *testing.T) {
 	_, err = NewDeviceRing(mem, RingOptions{Slots: 2, SlotBytes: 4096, Budget: budget})
 	require.ErrorIs(t, err, ErrOverLimit)
 	require.NoError(t, r.Close())
-	require.Zero(t, budget.Used())
+	require.Zero(t, budget.Stats().Used)
 	_, err = r.Acquire(ctx)
 	require.ErrorIs(t, err, ErrRingClosed)
 	ents, err := os.ReadDir(mem.Dir)
@@ -115,9 +118,39 @@ func TestRingOptionsValidate(t *testing.T) {
 		{"no_slots", RingOptions{Slots: 0, SlotBytes: 256}},
 		{"unaligned", RingOptions{Slots: 1, SlotBytes: 300}},
 		{"tiny", RingOptions{Slots: 1, SlotBytes: 0}},
+		{"negative_first_slot", RingOptions{Slots: 1, SlotBytes: 256, FirstSlot: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorIs(t, tc.o.Validate(), ErrInvalidOptions)
 		})
 	}
+}
+
+// TestDeviceRingFirstSlot: a ring that replaces another within one
+// exchange numbers its slots after the other's: it hands out and publishes
+// those indices (the handle with each one's first use), refuses the
+// others, and its budget comes back at Close.
+func TestDeviceRingFirstSlot(t *testing.T) {
+	ctx := context.Background()
+	mem := NewShmMemory(t.TempDir())
+	r, err := NewDeviceRing(mem, RingOptions{Slots: 2, SlotBytes: 512, FirstSlot: 5})
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, 5, r.FirstSlot())
+	require.True(t, r.Contains(5) && r.Contains(6))
+	require.False(t, r.Contains(4) || r.Contains(7))
+	seen := map[int]bool{}
+	for step := range 4 {
+		u, err := r.Acquire(ctx)
+		require.NoError(t, err)
+		require.True(t, r.Contains(u.Index), "step %d: slot %d", step, u.Index)
+		d, err := r.Publish(u, 0, []int{1, 1, 8, 8, 3})
+		require.NoError(t, err)
+		require.Equal(t, u.Index, d.Slot)
+		require.Equal(t, !seen[d.Slot], d.IPCHandle != "", "step %d: the handle with slot %d's first use only", step, d.Slot)
+		seen[d.Slot] = true
+		require.NoError(t, r.Release(d.Slot, d.Generation))
+	}
+	require.ErrorIs(t, r.Release(0, 1), ErrUnknownSlot)
+	require.ErrorIs(t, r.Release(7, 1), ErrUnknownSlot)
 }

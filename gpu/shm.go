@@ -1,16 +1,11 @@
 package gpu
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/weftdata/weft/internal/shmfile"
 )
 
 // ShmMemory is the CPU fake of device memory for DeviceRing: each region is
@@ -41,25 +36,11 @@ func NewShmMemory(dir string) *ShmMemory {
 	return &ShmMemory{Dir: dir, maps: map[uint64]shmRegion{}, events: map[uint64]int{}}
 }
 
-// Alloc creates and maps a file of n bytes.
+// Alloc creates and maps a file of n bytes (internal/shmfile, as the host
+// ring's file is made).
 func (m *ShmMemory) Alloc(n int64) (Region, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return Region{}, err
-	}
-	path := filepath.Join(m.Dir, "weft-dslot-"+hex.EncodeToString(b[:]))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	path, mem, err := shmfile.Create(m.Dir, "weft-dslot-", n)
 	if err != nil {
-		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
-	}
-	defer f.Close()
-	if err := f.Truncate(n); err != nil {
-		_ = os.Remove(path)
-		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
-	}
-	mem, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		_ = os.Remove(path)
 		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
 	}
 	p := uint64(uintptr(unsafe.Pointer(&mem[0])))
@@ -85,7 +66,7 @@ func (m *ShmMemory) Free(r Region) error {
 	if !ok {
 		return fmt.Errorf("%w: free of unknown region %#x", ErrInvalidSegment, r.Ptr)
 	}
-	return errors.Join(unix.Munmap(s.mem), os.Remove(s.path))
+	return shmfile.Remove(s.path, s.mem)
 }
 
 // ExportMem is the region's file path.

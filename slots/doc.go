@@ -28,6 +28,10 @@
 //   - The ring's bytes are leased from Options.Budget (issue 8's
 //     --memory-limit) at NewRing and returned at Close.
 //
+// The slot table behind these promises is internal/slottable, shared with
+// gpu.DeviceRing (device slots), and the file is made by internal/shmfile,
+// shared with gpu.ShmMemory.
+//
 // Ring is safe for concurrent use. A Slot's Bytes belong to whoever holds
 // the slot; they must not be touched after the slot's release or the
 // ring's Close (Close unmaps them): the caller stops its writers first.

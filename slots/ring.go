@@ -2,20 +2,15 @@ package slots
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sync"
-	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/internal/membudget"
+	"github.com/weftdata/weft/internal/shmfile"
+	"github.com/weftdata/weft/internal/slottable"
 )
 
 // SlotAlign is the alignment of every slot's start in the ring's file:
@@ -57,22 +52,17 @@ func (o Options) Validate() error {
 }
 
 // Ring is a bounded ring of host shared-memory slots backed by one file.
-// See the package documentation for its promises.
+// See the package documentation for its promises; its slot table is
+// internal/slottable's, the one gpu.DeviceRing uses too.
 type Ring struct {
 	opts  Options
 	path  string
-	mem   []byte
 	lease *membudget.Lease
-
-	free    chan int      // indices of free slots; capacity Slots
-	waiters atomic.Int32  // Acquires blocked on free (for tests)
-	done    chan struct{} // closed by Close
+	table *slottable.Table
 
 	mu struct {
 		sync.Mutex
-		gen    []uint64 // current generation per slot (0: never handed out)
-		held   []bool
-		closed bool
+		mem []byte // nil once closed
 	}
 }
 
@@ -93,55 +83,13 @@ func NewRing(ctx context.Context, opts Options) (r *Ring, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("slots: lease %d bytes: %w", size, err)
 	}
-	defer func() {
-		if err != nil {
-			lease.Release()
-		}
-	}()
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return nil, fmt.Errorf("slots: ring name: %w", err)
-	}
-	path := filepath.Join(opts.Dir, "weft-ring-"+hex.EncodeToString(suffix[:]))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	path, mem, err := shmfile.Create(opts.Dir, "weft-ring-", size)
 	if err != nil {
-		return nil, fmt.Errorf("slots: create %s: %w", path, err)
+		lease.Release()
+		return nil, fmt.Errorf("slots: ring file: %w", err)
 	}
-	defer func() {
-		err = errors.Join(err, f.Close())
-		if err != nil {
-			_ = os.Remove(path)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil { // whatever the umask
-		return nil, fmt.Errorf("slots: chmod %s: %w", path, err)
-	}
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
-		if !errors.Is(err, unix.EOPNOTSUPP) {
-			return nil, fmt.Errorf("%w: allocate %d bytes in %s: %w", ErrNoSpace, size, path, err)
-		}
-		// A file system without fallocate: the pages come at first write.
-		if err := f.Truncate(size); err != nil {
-			return nil, fmt.Errorf("slots: truncate %s: %w", path, err)
-		}
-	}
-	mem, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("slots: map %s: %w", path, err)
-	}
-	r = &Ring{
-		opts:  opts,
-		path:  path,
-		mem:   mem,
-		lease: lease,
-		free:  make(chan int, opts.Slots),
-		done:  make(chan struct{}),
-	}
-	r.mu.gen = make([]uint64, opts.Slots)
-	r.mu.held = make([]bool, opts.Slots)
-	for i := range opts.Slots {
-		r.free <- i
-	}
+	r = &Ring{opts: opts, path: path, lease: lease, table: slottable.New("slots", 0, opts.Slots)}
+	r.mu.mem = mem
 	return r, nil
 }
 
@@ -198,37 +146,18 @@ func (s *Slot) Descriptor(offset, length int64) client.SlotDescriptor {
 // ctx's error when ctx ends first and with ErrClosed when the ring is (or
 // gets) closed.
 func (r *Ring) Acquire(ctx context.Context) (*Slot, error) {
-	select {
-	case <-r.done:
-		return nil, ErrClosed
-	default:
-	}
-	var i int
-	select {
-	case i = <-r.free:
-	default:
-		r.waiters.Add(1)
-		select {
-		case <-ctx.Done():
-			r.waiters.Add(-1)
-			return nil, ctx.Err()
-		case <-r.done:
-			r.waiters.Add(-1)
-			return nil, ErrClosed
-		case i = <-r.free:
-			r.waiters.Add(-1)
-		}
+	i, gen, err := r.table.Acquire(ctx)
+	if err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.mu.closed {
+	if r.mu.mem == nil {
 		return nil, ErrClosed
 	}
-	r.mu.gen[i]++
-	r.mu.held[i] = true
 	off := int64(i) * r.opts.SlotBytes
 	end := off + r.opts.SlotBytes
-	return &Slot{r: r, index: i, gen: r.mu.gen[i], bytes: r.mem[off:end:end]}, nil
+	return &Slot{r: r, index: i, gen: gen, bytes: r.mu.mem[off:end:end]}, nil
 }
 
 // Release frees the slot index held under generation gen, so that
@@ -236,62 +165,18 @@ func (r *Ring) Acquire(ctx context.Context) (*Slot, error) {
 // outside the ring (ErrUnknownSlot), a generation other than the slot's
 // current one (ErrStaleGeneration), a slot that is not held (ErrNotHeld)
 // and a closed ring (ErrClosed).
-func (r *Ring) Release(index int, gen uint64) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case r.mu.closed:
-		return ErrClosed
-	case index < 0 || index >= r.opts.Slots:
-		return fmt.Errorf("%w: %d; the ring has slots 0 to %d", ErrUnknownSlot, index, r.opts.Slots-1)
-	case gen != r.mu.gen[index]:
-		return fmt.Errorf("%w: slot %d is at generation %d, not %d", ErrStaleGeneration, index, r.mu.gen[index], gen)
-	case !r.mu.held[index]:
-		return fmt.Errorf("%w: slot %d generation %d was released already", ErrNotHeld, index, gen)
-	}
-	r.releaseLocked(index)
-	return nil
-}
+func (r *Ring) Release(index int, gen uint64) error { return r.table.Release(index, gen) }
 
 // ReleaseAll frees every held slot (the client that held them is gone) and
 // returns how many it freed. Releases of those hand-outs are then refused.
-func (r *Ring) ReleaseAll() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.mu.closed {
-		return 0
-	}
-	n := 0
-	for i, held := range r.mu.held {
-		if held {
-			r.releaseLocked(i)
-			n++
-		}
-	}
-	return n
-}
-
-func (r *Ring) releaseLocked(i int) {
-	r.mu.held[i] = false
-	r.free <- i // never blocks: at most Slots indices are ever free
-}
+func (r *Ring) ReleaseAll() int { return r.table.ReleaseAll() }
 
 // Held is the number of slots held now.
-func (r *Ring) Held() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, h := range r.mu.held {
-		if h {
-			n++
-		}
-	}
-	return n
-}
+func (r *Ring) Held() int { return r.table.Held() }
 
 // Waiting is the number of Acquires blocked now, waiting for a release
 // (for tests and metrics).
-func (r *Ring) Waiting() int { return int(r.waiters.Load()) }
+func (r *Ring) Waiting() int { return r.table.Waiting() }
 
 // Close wakes waiting Acquires (ErrClosed), unmaps and unlinks the ring's
 // file and returns its bytes to the budget. It is idempotent. Writers must
@@ -299,16 +184,11 @@ func (r *Ring) Waiting() int { return int(r.waiters.Load()) }
 func (r *Ring) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.mu.closed {
+	if !r.table.Close() {
 		return nil
 	}
-	r.mu.closed = true
-	close(r.done)
-	err := unix.Munmap(r.mem)
-	r.mem = nil
-	if rerr := os.Remove(r.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = errors.Join(err, rerr)
-	}
+	err := shmfile.Remove(r.path, r.mu.mem)
+	r.mu.mem = nil
 	r.lease.Release()
 	if err != nil {
 		return fmt.Errorf("slots: close %s: %w", r.path, err)

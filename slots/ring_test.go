@@ -25,7 +25,7 @@ func newRing(t *testing.T, slots int, slotBytes int64) *Ring {
 
 // waitForWaiters yields until n Acquires are blocked on the ring.
 func waitForWaiters(r *Ring, n int32) {
-	for r.waiters.Load() != n {
+	for r.Waiting() != int(n) {
 		runtime.Gosched()
 	}
 }
@@ -147,7 +147,7 @@ func TestAcquireEnds(t *testing.T) {
 		waitForWaiters(r, 1)
 		cancel()
 		require.ErrorIs(t, <-errc, context.Canceled)
-		require.Zero(t, r.waiters.Load())
+		require.Zero(t, r.Waiting())
 	})
 	t.Run("ring closed", func(t *testing.T) {
 		r, err := NewRing(context.Background(), Options{Dir: shmDir(t), Slots: 1, SlotBytes: 64})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/internal/membudget"
 )
 
 // gpuConfig is GPU delivery's flags (issue 15, docs/gpu.md).
@@ -37,7 +38,17 @@ func openGPU(ctx context.Context, log *slog.Logger, c gpuConfig) *flight.GPUDeli
 		log.Info("GPU delivery is off", "why", err.Error())
 		return nil
 	}
-	g := &flight.GPUDelivery{Device: d, Memory: d.Memory(), Budget: gpu.NewBudget(c.memoryLimit)}
+	var budget *membudget.Budget // nil: unlimited
+	if c.memoryLimit > 0 {
+		// A budget of its own, apart from --memory-limit's host bytes; the
+		// rings take from it without waiting (gpu.RingOptions.Budget).
+		if budget, err = membudget.New(membudget.Options{Total: c.memoryLimit}); err != nil {
+			d.Close()
+			log.Info("GPU delivery is off", "why", err.Error())
+			return nil
+		}
+	}
+	g := &flight.GPUDelivery{Device: d, Memory: d.Memory(), Budget: budget}
 	if c.fakeMemory {
 		g.Memory = gpu.NewShmMemory("")
 	}

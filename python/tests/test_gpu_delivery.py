@@ -34,14 +34,20 @@ from conftest import REPO, SMALL, Flightd
 DSLOTS = "/dev/shm/weft-dslot-*"
 
 
-@pytest.mark.parametrize("wanted,device,expect", [
-    ("flight", "cpu", "flight"),
-    ("shm", "cuda", "shm"),
-    ("auto", "cuda", "auto"),
-    ("cuda-ipc", "cuda", "cuda-ipc"),  # the exchange's header says when flightd falls back
+NO_CUDART = "libcudart cannot be loaded (libcudart.so: cannot open shared object file)"
+
+
+@pytest.mark.parametrize("wanted,device,ipc,expect,why", [
+    ("flight", "cpu", None, "flight", None),
+    ("shm", "cuda", NO_CUDART, "shm", None),
+    ("auto", "cuda", None, "auto", None),
+    ("cuda-ipc", "cuda", None, "cuda-ipc", None),  # the exchange's header says when flightd falls back
+    # this process cannot open CUDA IPC handles: CPU decode and a pinned copy, and why
+    ("cuda-ipc", "cuda", NO_CUDART, "auto", f"cuda-ipc: {NO_CUDART}; CPU decode and a pinned host-to-device copy "
+                                            "instead (same frames)"),
 ])
-def test_select_delivery(wanted, device, expect):
-    assert select_delivery(wanted, device) == (expect, None)
+def test_select_delivery(wanted, device, ipc, expect, why):
+    assert select_delivery(wanted, device, ipc_unavailable=ipc) == (expect, why)
 
 
 def test_cuda_ipc_needs_cuda_device():
@@ -49,6 +55,13 @@ def test_cuda_ipc_needs_cuda_device():
     with pytest.raises(weft.InvalidArgument, match="cuda-ipc.*device='cuda'"):
         select_delivery("cuda-ipc", "cpu")
     assert select_delivery("cuda-ipc", "cpu", fake_device_slots=True) == ("cuda-ipc", None)
+    assert select_delivery("cuda-ipc", "cpu", fake_device_slots=True, ipc_unavailable=NO_CUDART) == ("cuda-ipc", None)
+
+
+def test_cuda_ipc_unavailable_says_why():
+    from weft._device import cuda_ipc_unavailable
+    why = cuda_ipc_unavailable()
+    assert why is None or ("libcudart" in why and not why.startswith("cuda-ipc")), why
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(),
@@ -264,3 +277,57 @@ def test_sigkill_frees_the_device_ring(video_recipe):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_cuda_ipc_mix_of_frame_sizes(gpu_server, tmp_path, monkeypatch):
+    """A mix of two tables whose cameras differ in size (64x96 and 96x128),
+    one row per rank and step: each step comes in a device slot with its own
+    shape, a step with larger frames than the slots hold in a larger ring
+    that flightd makes then (new slots, opened at their first use), and
+    every step's frames equal the CPU decode path's."""
+    if not ref.FFMPEG:
+        _skip("the ffmpeg program is missing")
+    try:
+        import av  # noqa: F401
+    except ImportError:
+        _skip("PyAV is missing: the CPU decode path cannot be compared")
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    c = weft.Client(gpu_server.location)
+    branch = c.create_project("mixed").branch("main")
+    tables = []
+    for name, size in (("small", (64, 96)), ("big", (96, 128))):
+        d = tmp_path / name
+        d.mkdir()
+        clip = ref.make_clip("h264_bframes", d, size=size, seconds=1.0)
+        pts = ref.demux(clip)
+        t = branch.table(name)
+        t.append(pa.table({"episode_index": pa.array([0] * len(pts.frame_pts), pa.int64()),
+                           "timestamp": pa.array([p / pts.timescale for p in pts.frame_pts], pa.float64())}),
+                 videos={"cam": {0: str(clip)}})
+        tables.append(t)
+    world = 4
+    recipe = weft.Recipe(seed=3, batch_size=world, components=[
+        weft.Component(t, windows=weft.Windows({"cam": weft.Video([-1, 0])})) for t in tables])
+    grew = False
+    for rank in range(world):
+        def read(delivery):
+            out = []
+            with weft.TrainLoader(recipe, world=weft.World(rank, world), delivery=delivery, prefetch=2,
+                                  decode_threads=1) as loader:
+                for batch in loader:
+                    out.append({k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in batch.items()})
+                return loader.delivery, loader.delivery_fallback, out
+        _, _, want = read("flight")
+        d, why, got = read("cuda-ipc")
+        assert d == "cuda-ipc" and why is None, why
+        assert len(got) == len(want) > 2
+        heights = [g["cam"].shape[2] for g in got]
+        assert set(heights) <= {64, 96}
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert set(g) == set(w), i
+            assert g["cam"].shape == w["cam"].shape, (rank, i)
+            assert torch.equal(g["cam"], w["cam"]), f"rank {rank} step {i}: the fake's frames are the CPU path's"
+        if heights[0] == 64 and 96 in heights:
+            grew = True  # the first ring was sized for the small frames: a larger one came for the big
+    assert grew, "no rank started with the small camera and met the big one later; change the seed"
+    c.close()

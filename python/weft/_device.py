@@ -23,6 +23,15 @@ slot's memory, without copying:
 
 Tensors are valid until the next step (their slot goes back then): call
 ``.clone()`` to keep one.
+
+Each step's descriptor has its own shape and offset: steps of one exchange
+may differ in frame size (a mix of tables whose cameras differ). A step
+whose frames do not fit the slots so far comes in a slot of a larger ring
+that flightd makes then, numbered after every earlier slot: a slot index
+names one memory for the whole exchange, so what is opened per index (its
+memory, its event) stays right, and the new slots' handles come with their
+first use like any slot's. Every slot opened stays open until the exchange
+ends (``close``).
 """
 
 from __future__ import annotations
@@ -154,6 +163,16 @@ class _CudaRT:
         self.check(self._wait(stream or None, event, 0), "cudaStreamWaitEvent")
 
 
+def cuda_ipc_unavailable() -> Optional[str]:
+    """Why this process cannot open CUDA IPC handles (neither ``libcudart``
+    nor ``libcuda`` loads), or None when it can."""
+    try:
+        _CudaRT()
+    except WeftError as e:
+        return str(e).removeprefix("cuda-ipc: ")
+    return None
+
+
 class _CudaArray:
     """An object with ``__cuda_array_interface__`` over device memory."""
 
@@ -193,8 +212,11 @@ class DeviceSlots:
         if handle is not None:
             path = handle.decode()
             old = self._maps.pop(slot, None)
-            if old is not None:
-                old.close()
+            if old is not None:  # (flightd never sends a slot's handle twice)
+                try:
+                    old.close()
+                except BufferError:
+                    pass  # a tensor still views it: the mapping goes with it
             fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
             try:
                 self._maps[slot] = mmap.mmap(fd, os.fstat(fd).st_size)
@@ -218,7 +240,7 @@ class DeviceSlots:
         with torch.cuda.device(self.device):
             if handle is not None:
                 old = self._ptrs.pop(slot, None)
-                if old is not None:
+                if old is not None:  # (flightd never sends a slot's handle twice)
                     self._rt.close_mem(old)
                 self._ptrs[slot] = self._rt.open_mem(handle)
             ev = str(desc["event"])  # one interprocess event per slot: opened once per handle

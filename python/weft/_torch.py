@@ -22,7 +22,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from ._client import Client, ScanRequest, join_steps, location_uri, scan_batches, scan_steps
 from ._convert import convert, pin, to_device, to_tensors
-from ._device import DeviceSlots, release_device_message
+from ._device import DeviceSlots, cuda_ipc_unavailable, release_device_message
 from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
 from ._recipe import Recipe, World, resolve_world
 from ._slots import Rings, SlotDescriptor, release_message
@@ -36,21 +36,31 @@ DELIVERIES = ("auto", "shm", "flight", "cuda-ipc")
 FAKE_DEVICE_SLOTS_ENV = "WEFT_FAKE_DEVICE_SLOTS"
 
 
-def select_delivery(wanted: str, device_type: str, fake_device_slots: bool = False) -> tuple[str, Optional[str]]:
+def select_delivery(wanted: str, device_type: str, fake_device_slots: bool = False,
+                    ipc_unavailable: Optional[str] = None) -> tuple[str, Optional[str]]:
     """The delivery the loader asks flightd for, and why it differs from
     ``wanted`` (None when it does not). "cuda-ipc" (issue 15: video windows
     decoded by flightd's NVDEC into device slots, opened with CUDA IPC)
-    needs ``device="cuda"``; the exchange's header says when flightd
-    cannot serve it (no GPU, a codec its NVDEC lacks, another host), and
-    the loader then decodes on the CPU and copies from pinned memory (same
-    frames), ``loader.delivery_fallback`` saying why.
+    needs ``device="cuda"`` (else InvalidArgument) and a process that can
+    open CUDA IPC handles: ``ipc_unavailable`` (``_device.cuda_ipc_unavailable()``)
+    says why it cannot (neither ``libcudart`` nor ``libcuda`` loads), and the
+    loader then asks for "auto" (host slots, else the plain stream), decodes
+    on the CPU and copies from pinned memory (same frames), the reason being
+    ``loader.delivery_fallback``. When flightd cannot serve device slots
+    (no GPU, a codec its NVDEC lacks, another host), the exchange's header
+    says why and the loader sets ``delivery_fallback`` from it.
     ``fake_device_slots`` (tests: $WEFT_FAKE_DEVICE_SLOTS=1, with a flightd
     run with the fake driver and --gpu-fake-memory) lets a CPU loader take
-    the fake's device slots as CPU tensors."""
+    the fake's device slots as CPU tensors (no CUDA IPC)."""
     if wanted != "cuda-ipc":
         return wanted, None
-    if device_type != "cuda" and not fake_device_slots:
+    if fake_device_slots:
+        return "cuda-ipc", None
+    if device_type != "cuda":
         raise InvalidArgument(f"TrainLoader: delivery 'cuda-ipc' needs device='cuda' (device is {device_type!r})")
+    if ipc_unavailable:
+        return "auto", (f"cuda-ipc: {ipc_unavailable}; CPU decode and a pinned host-to-device copy "
+                        "instead (same frames)")
     return "cuda-ipc", None
 
 
@@ -257,10 +267,12 @@ class TrainLoader:
       device memory, opened with CUDA IPC, **valid until the next step**
       (``.clone()`` to keep); the other columns come as with "shm". A
       ``transform_fn`` does not see the video columns (they are added to
-      its result dict); with ``map_workers`` they are copied. When flightd
-      cannot (no GPU, a codec its NVDEC lacks, another host),
-      the loader decodes on the CPU as "auto" does (same frames) and
-      ``loader.delivery_fallback`` says why. The real-GPU half of this has
+      its result dict); with ``map_workers`` they are copied. Steps may
+      differ in frame size (a mix of cameras): each step's tensor has its
+      own shape. When flightd cannot (no GPU, a codec its NVDEC lacks,
+      another host), or this process cannot open CUDA IPC handles
+      (neither ``libcudart`` nor ``libcuda``), the loader decodes on the CPU
+      as "auto" does (same frames) and ``loader.delivery_fallback`` says why. The real-GPU half of this has
       never run (no GPU in CI); the protocol runs end to end in CI against
       flightd's fake driver.
     """
@@ -303,8 +315,9 @@ class TrainLoader:
         self._planner: Client = self.client  # where runs are planned (another server once this one is lost)
         self._clients: dict[str, Client] = {}  # endpoint location → its client
         # "cuda-ipc" falls back (select_delivery); loader.delivery_fallback says why
-        self._delivery_wanted, self.delivery_fallback = select_delivery(
-            delivery, self.device.type, os.environ.get(FAKE_DEVICE_SLOTS_ENV) == "1")
+        fake = os.environ.get(FAKE_DEVICE_SLOTS_ENV) == "1"
+        ipc = cuda_ipc_unavailable() if delivery == "cuda-ipc" and self.device.type == "cuda" and not fake else None
+        self._delivery_wanted, self.delivery_fallback = select_delivery(delivery, self.device.type, fake, ipc)
         self._delivery: Optional[str] = None  # the path the latest stream took
         self._no_shm: Optional[str] = None  # why "auto" gave host slots up
         self._device_slots: Optional[DeviceSlots] = None  # the latest "cuda-ipc" exchange's device slots
