@@ -31,7 +31,8 @@ import (
 //
 // The codec also refuses an oversized request before it is decoded
 // (sizeLimit): a command message (a FlightDescriptor, an Action, a Ticket,
-// Criteria, a HandshakeRequest) over MaxCommandBytes plus commandSlack, or
+// Criteria, a HandshakeRequest) over MaxCommandBytes plus commandSlack (a
+// Ticket over maxTicketBytes plus commandSlack), or
 // a FlightData whose descriptor or app_metadata is over it, is marked the
 // same way, without the two copies that decoding makes (grpc's proto
 // codec gathers the message into one buffer, then protobuf copies every
@@ -41,9 +42,8 @@ import (
 type requestCodec struct {
 	proto encoding.CodecV2
 	nonce []byte
-	// maxCommand is MaxCommandBytes; maxTicket the largest ticket this
-	// server issues (one fits in a reply: MaxReplyBytes).
-	maxCommand, maxTicket int
+	// maxCommand is MaxCommandBytes.
+	maxCommand int
 }
 
 // commandSlack is what a command message may hold beyond its JSON (an
@@ -64,7 +64,7 @@ const markField = protowire.MaxValidNumber
 // options (chained after the ones before them: a malformed request from a
 // caller without a valid token is still Unauthenticated).
 func requestCodecOptions(o Options) []grpc.ServerOption {
-	c := &requestCodec{proto: encoding.GetCodecV2(grpcproto.Name), nonce: make([]byte, 16), maxCommand: o.MaxCommandBytes, maxTicket: max(o.MaxCommandBytes, o.MaxReplyBytes)}
+	c := &requestCodec{proto: encoding.GetCodecV2(grpcproto.Name), nonce: make([]byte, 16), maxCommand: o.MaxCommandBytes}
 	_, _ = rand.Read(c.nonce)
 	return []grpc.ServerOption{
 		grpc.ForceServerCodecV2(c),
@@ -112,7 +112,10 @@ func (c *requestCodec) oversized(data mem.BufferSlice, v any) string {
 	switch v.(type) {
 	case *arrowflight.FlightDescriptor, *arrowflight.Action, *arrowflight.Criteria, *arrowflight.HandshakeRequest, *arrowflight.Empty:
 	case *arrowflight.Ticket:
-		limit = c.maxTicket + commandSlack
+		if n > maxTicketBytes+commandSlack {
+			return fmt.Sprintf("the ticket is %d bytes, longer than any ticket this server issues (%d bytes at most); pass the ticket of an endpoint of GetFlightInfo unchanged", n, maxTicketBytes)
+		}
+		return ""
 	case *arrowflight.FlightData:
 		if n <= c.maxCommand {
 			return ""
