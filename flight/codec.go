@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -27,10 +28,33 @@ import (
 // InvalidArgument, saying what is wrong. The mark starts with random bytes
 // chosen per server, so a client cannot forge it; an empty message is all
 // a handler would see if the interceptors were left out.
+//
+// The codec also refuses an oversized request before it is decoded
+// (sizeLimit): a command message (a FlightDescriptor, an Action, a Ticket,
+// Criteria, a HandshakeRequest) over MaxCommandBytes plus commandSlack (a
+// Ticket over maxTicketBytes plus commandSlack), or
+// a FlightData whose descriptor or app_metadata is over it, is marked the
+// same way, without the two copies that decoding makes (grpc's proto
+// codec gathers the message into one buffer, then protobuf copies every
+// bytes field out of it), and answered with ErrTooLarge. What stays is
+// grpc's receive buffer of the message itself, which grpc frees once the
+// codec returns.
 type requestCodec struct {
 	proto encoding.CodecV2
 	nonce []byte
+	// maxCommand is MaxCommandBytes.
+	maxCommand int
 }
+
+// commandSlack is what a command message may hold beyond its JSON (an
+// action type, path elements, protobuf framing).
+const commandSlack = 64 << 10
+
+// Kinds of mark: why a request was emptied.
+const (
+	markMalformed = 'm' // it does not parse
+	markTooLarge  = 'l' // it is over a size limit
+)
 
 // markField is the field number of the mark: the largest valid one, which
 // no Flight message uses.
@@ -39,8 +63,8 @@ const markField = protowire.MaxValidNumber
 // requestCodecOptions returns the codec and its two interceptors as server
 // options (chained after the ones before them: a malformed request from a
 // caller without a valid token is still Unauthenticated).
-func requestCodecOptions() []grpc.ServerOption {
-	c := &requestCodec{proto: encoding.GetCodecV2(grpcproto.Name), nonce: make([]byte, 16)}
+func requestCodecOptions(o Options) []grpc.ServerOption {
+	c := &requestCodec{proto: encoding.GetCodecV2(grpcproto.Name), nonce: make([]byte, 16), maxCommand: o.MaxCommandBytes}
 	_, _ = rand.Read(c.nonce)
 	return []grpc.ServerOption{
 		grpc.ForceServerCodecV2(c),
@@ -54,45 +78,192 @@ func (c *requestCodec) Name() string { return c.proto.Name() }
 func (c *requestCodec) Marshal(v any) (mem.BufferSlice, error) { return c.proto.Marshal(v) }
 
 func (c *requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	err := c.proto.Unmarshal(data, v)
 	m, ok := v.(proto.Message)
+	if ok {
+		if why := c.oversized(data, v); why != "" {
+			c.mark(m, markTooLarge, why)
+			return nil
+		}
+	}
+	err := c.proto.Unmarshal(data, v)
 	if err == nil || !ok {
 		return err
 	}
-	proto.Reset(m)
-	msg := strings.TrimPrefix(err.Error(), "proto: ")
-	mark := protowire.AppendTag(nil, markField, protowire.BytesType)
-	mark = protowire.AppendBytes(mark, append(append([]byte(nil), c.nonce...), msg...))
-	m.ProtoReflect().SetUnknown(mark)
+	c.mark(m, markMalformed, strings.TrimPrefix(err.Error(), "proto: "))
 	return nil
 }
 
-// malformed returns the parse error marked on v, if any.
-func (c *requestCodec) malformed(v any) (string, bool) {
+// mark empties m and marks it with kind and msg.
+func (c *requestCodec) mark(m proto.Message, kind byte, msg string) {
+	proto.Reset(m)
+	val := append(append(append([]byte(nil), c.nonce...), kind), msg...)
+	mark := protowire.AppendTag(nil, markField, protowire.BytesType)
+	mark = protowire.AppendBytes(mark, val)
+	m.ProtoReflect().SetUnknown(mark)
+}
+
+// oversized says why data, the wire form of a v, is over a size limit
+// ("" if it is not), reading only field tags and lengths: nothing is
+// copied. A FlightData's data_header and data_body are bounded only by
+// MaxRecvMessageBytes (grpc), and leased by the puts that take them.
+func (c *requestCodec) oversized(data mem.BufferSlice, v any) string {
+	n := data.Len()
+	limit := c.maxCommand + commandSlack
+	switch v.(type) {
+	case *arrowflight.FlightDescriptor, *arrowflight.Action, *arrowflight.Criteria, *arrowflight.HandshakeRequest, *arrowflight.Empty:
+	case *arrowflight.Ticket:
+		if n > maxTicketBytes+commandSlack {
+			return fmt.Sprintf("the ticket is %d bytes, longer than any ticket this server issues (%d bytes at most); pass the ticket of an endpoint of GetFlightInfo unchanged", n, maxTicketBytes)
+		}
+		return ""
+	case *arrowflight.FlightData:
+		if n <= c.maxCommand {
+			return ""
+		}
+		desc, meta, ok := flightDataSizes(data)
+		switch {
+		case !ok:
+			return "" // malformed: the proto codec says how
+		case desc > c.maxCommand+commandSlack:
+			return fmt.Sprintf("the FlightData's flight_descriptor is %d bytes, over the server's limit of %d bytes for a command (--max-command-size, plus %d for the rest of a descriptor); send a smaller one", desc, c.maxCommand, commandSlack)
+		case meta > c.maxCommand:
+			return fmt.Sprintf("the FlightData's app_metadata is %d bytes, over the server's limit of %d bytes for one JSON input (--max-command-size); send a smaller one", meta, c.maxCommand)
+		}
+		return ""
+	default:
+		return ""
+	}
+	if n <= limit {
+		return ""
+	}
+	name := v.(proto.Message).ProtoReflect().Descriptor().Name()
+	return fmt.Sprintf("the request (a %s) is %d bytes, over the server's limit of %d bytes for one command (--max-command-size, plus %d for the rest of the message); send a smaller one", name, n, limit-commandSlack, commandSlack)
+}
+
+// FlightData's field numbers (Flight.proto) that a command travels in.
+const (
+	fieldFlightDescriptor = 1
+	fieldAppMetadata      = 3
+)
+
+// flightDataSizes returns the sizes of the flight_descriptor and
+// app_metadata fields of the FlightData data (their last occurrence, as
+// protobuf decodes them: a repeated descriptor is merged, so its sizes
+// add), walking the fields in place; ok is false for data that does not
+// parse.
+func flightDataSizes(data mem.BufferSlice) (desc, meta int, ok bool) {
+	r := sliceReader{bufs: data}
+	for !r.done() {
+		tag, ok := r.varint()
+		if !ok {
+			return 0, 0, false
+		}
+		num, typ := protowire.DecodeTag(tag)
+		var size uint64
+		switch typ {
+		case protowire.VarintType:
+			if _, ok := r.varint(); !ok {
+				return 0, 0, false
+			}
+			continue
+		case protowire.Fixed64Type:
+			size = 8
+		case protowire.Fixed32Type:
+			size = 4
+		case protowire.BytesType:
+			if size, ok = r.varint(); !ok {
+				return 0, 0, false
+			}
+		default: // groups: none in FlightData
+			return 0, 0, false
+		}
+		if size > uint64(r.remaining()) {
+			return 0, 0, false
+		}
+		switch {
+		case num == fieldFlightDescriptor && typ == protowire.BytesType:
+			desc += int(size)
+		case num == fieldAppMetadata && typ == protowire.BytesType:
+			meta = int(size)
+		}
+		r.skip(int(size))
+	}
+	return desc, meta, true
+}
+
+// sliceReader reads varints from, and skips over, a mem.BufferSlice in
+// place.
+type sliceReader struct {
+	bufs mem.BufferSlice
+	i    int // current buffer
+	off  int // offset in it
+}
+
+func (r *sliceReader) done() bool {
+	for r.i < len(r.bufs) && r.off >= r.bufs[r.i].Len() {
+		r.i, r.off = r.i+1, 0
+	}
+	return r.i >= len(r.bufs)
+}
+
+func (r *sliceReader) remaining() int {
+	n := -r.off
+	for _, b := range r.bufs[r.i:] {
+		n += b.Len()
+	}
+	return n
+}
+
+func (r *sliceReader) varint() (uint64, bool) {
+	var v uint64
+	for shift := 0; shift < 64; shift += 7 {
+		if r.done() {
+			return 0, false
+		}
+		b := r.bufs[r.i].ReadOnlyData()[r.off]
+		r.off++
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+func (r *sliceReader) skip(n int) {
+	for n > 0 && !r.done() {
+		k := min(n, r.bufs[r.i].Len()-r.off)
+		r.off += k
+		n -= k
+	}
+}
+
+// marked returns the kind and text of the mark on v, if any.
+func (c *requestCodec) marked(v any) (byte, string, bool) {
 	m, ok := v.(proto.Message)
 	if !ok {
-		return "", false
+		return 0, "", false
 	}
 	u := m.ProtoReflect().GetUnknown()
 	for len(u) > 0 {
 		num, typ, n := protowire.ConsumeTag(u)
 		if n < 0 {
-			return "", false
+			return 0, "", false
 		}
 		u = u[n:]
 		if num == markField && typ == protowire.BytesType {
 			val, n := protowire.ConsumeBytes(u)
-			if n >= 0 && bytes.HasPrefix(val, c.nonce) {
-				return string(val[len(c.nonce):]), true
+			if n >= 0 && len(val) > len(c.nonce) && bytes.HasPrefix(val, c.nonce) {
+				return val[len(c.nonce)], string(val[len(c.nonce)+1:]), true
 			}
 		}
 		n = protowire.ConsumeFieldValue(num, typ, u)
 		if n < 0 {
-			return "", false
+			return 0, "", false
 		}
 		u = u[n:]
 	}
-	return "", false
+	return 0, "", false
 }
 
 // malformedError is the answer to a marked message: InvalidArgument for
@@ -105,10 +276,25 @@ func (e malformedError) GRPCStatus() *status.Status {
 	return status.New(codes.InvalidArgument, e.msg)
 }
 
-func (c *requestCodec) refuse(method, parseErr string) error {
+// tooLargeError is the answer to a request over a size limit: ErrTooLarge,
+// its gRPC code from errgrpc like every other error's.
+type tooLargeError struct{ msg string }
+
+func (e tooLargeError) Error() string { return e.msg }
+func (e tooLargeError) Unwrap() error { return ErrTooLarge }
+func (e tooLargeError) GRPCStatus() *status.Status {
+	return status.New(code(ErrTooLarge), e.msg)
+}
+
+// refuse is the answer to a message marked kind with msg.
+func (c *requestCodec) refuse(method string, kind byte, msg string) error {
 	if i := strings.LastIndexByte(method, '/'); i >= 0 {
 		method = method[i+1:]
 	}
+	if kind == markTooLarge {
+		return tooLargeError{msg: method + ": " + msg}
+	}
+	parseErr := msg
 	const maxErr = 200
 	if len(parseErr) > maxErr {
 		parseErr = parseErr[:maxErr] + "…"
@@ -117,8 +303,8 @@ func (c *requestCodec) refuse(method, parseErr string) error {
 }
 
 func (c *requestCodec) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if msg, bad := c.malformed(req); bad {
-		return nil, c.refuse(info.FullMethod, msg)
+	if kind, msg, bad := c.marked(req); bad {
+		return nil, c.refuse(info.FullMethod, kind, msg)
 	}
 	return handler(ctx, req)
 }
@@ -138,8 +324,8 @@ func (s *checkedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	if msg, bad := s.c.malformed(m); bad {
-		return s.c.refuse(s.method, msg)
+	if kind, msg, bad := s.c.marked(m); bad {
+		return s.c.refuse(s.method, kind, msg)
 	}
 	return nil
 }

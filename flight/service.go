@@ -174,7 +174,7 @@ func (s *Service) NewServer() *grpc.Server {
 		grpc.ChainUnaryInterceptor(s.logUnary, s.recoverUnary, s.authn.Unary),
 		grpc.ChainStreamInterceptor(s.logStream, s.recoverStream, s.authn.Stream),
 	}, s.opts.ServerOptions...)
-	opts = append(opts, requestCodecOptions()...) // malformed protobuf: InvalidArgument (codec.go)
+	opts = append(opts, requestCodecOptions(s.opts)...) // malformed or oversized requests (codec.go)
 	srv := grpc.NewServer(opts...)
 	arrowflight.RegisterFlightServiceServer(srv, s)
 	return srv

@@ -205,16 +205,33 @@ func hfDetect(ctx context.Context, src Source, files []File, config string) (*hf
 	return hfParquetLayout(files, config, src.URL())
 }
 
-// hfReadJSON reads a small JSON file of the source into v.
-func hfReadJSON(ctx context.Context, src Source, p string, v any) error {
+// jsonFileLimit bounds a JSON file that an importer reads whole (a
+// dataset's state.json, dataset_info.json, an MDS index.json).
+const jsonFileLimit = 64 << 20
+
+// readJSONFile reads the JSON file p of src whole: ErrTooLarge past
+// jsonFileLimit (cut there, it could only fail as bad JSON).
+func readJSONFile(ctx context.Context, src Source, p string) ([]byte, error) {
 	rc, err := src.Open(ctx, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, 64<<20))
+	data, err := io.ReadAll(io.LimitReader(rc, jsonFileLimit+1))
 	if err != nil {
-		return fmt.Errorf("read %s: %w", errdefs.Quote(p), err)
+		return nil, fmt.Errorf("read %s: %w", errdefs.Quote(p), err)
+	}
+	if len(data) > jsonFileLimit {
+		return nil, fmt.Errorf("%w: %s is too large (limit %d MiB) for a JSON file read whole", ErrTooLarge, errdefs.Quote(p), jsonFileLimit>>20)
+	}
+	return data, nil
+}
+
+// hfReadJSON reads a small JSON file of the source into v.
+func hfReadJSON(ctx context.Context, src Source, p string, v any) error {
+	data, err := readJSONFile(ctx, src, p)
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadInput, errdefs.Quote(p), err)

@@ -268,3 +268,37 @@ func FuzzWalkShard(f *testing.F) {
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// TestJSONFileTooLarge: a JSON file read whole (HF's state.json, an MDS
+// index) over 64 MiB is refused as too large, naming the limit, not cut
+// and then refused as bad JSON. The file is sparse: quick to make.
+func TestJSONFileTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"state.json", "index.json"} {
+		f, err := os.Create(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(65<<20))
+		require.NoError(t, f.Close())
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "small.json"), []byte(`{"splits": ["train"]}`), 0o644))
+	ctx := context.Background()
+	src, err := OpenSource(ctx, dir, SourceOptions{Roots: []string{dir}, LocalAllowed: true})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		read func() error
+	}{
+		{"hf", func() error { var v any; return hfReadJSON(ctx, src, "state.json", &v) }},
+		{"mds", func() error { _, err := readMDSIndex(ctx, src, "index.json", 1<<30); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.read()
+			require.ErrorIs(t, err, ErrTooLarge)
+			require.NotErrorIs(t, err, ErrBadInput)
+			require.ErrorContains(t, err, "too large (limit 64 MiB)")
+		})
+	}
+	var dd struct{ Splits []string }
+	require.NoError(t, hfReadJSON(ctx, src, "small.json", &dd))
+	require.Equal(t, []string{"train"}, dd.Splits)
+}

@@ -168,14 +168,9 @@ func sanitizeTableSuffix(dir string) string {
 }
 
 func readMDSIndex(ctx context.Context, src Source, p string, maxBytes int64) (*mdsIndex, error) {
-	rc, err := src.Open(ctx, p)
+	data, err := readJSONFile(ctx, src, p)
 	if err != nil {
 		return nil, err
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", errdefs.Quote(p), err)
 	}
 	var idx mdsIndex
 	if err := json.Unmarshal(data, &idx); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/weftdata/weft/internal/bytesize"
 )
 
 // Progress is a snapshot of a running import.
@@ -68,28 +70,15 @@ func (p Progress) String() string {
 	if p.FilesTotal > 0 {
 		fmt.Fprintf(&b, "/%d", p.FilesTotal)
 	}
-	fmt.Fprintf(&b, ", rows %d, %s", p.Rows, humanBytes(float64(p.Bytes)))
+	fmt.Fprintf(&b, ", rows %d, %s", p.Rows, bytesize.Human(float64(p.Bytes)))
 	if p.BytesTotal > 0 {
-		fmt.Fprintf(&b, "/%s", humanBytes(float64(p.BytesTotal)))
+		fmt.Fprintf(&b, "/%s", bytesize.Human(float64(p.BytesTotal)))
 	}
-	fmt.Fprintf(&b, ", %s/s, %.0f rows/s", humanBytes(p.BytesPerSec), p.RowsPerSec)
+	fmt.Fprintf(&b, ", %s/s, %.0f rows/s", bytesize.Human(p.BytesPerSec), p.RowsPerSec)
 	if p.ETA > 0 {
 		fmt.Fprintf(&b, ", ETA %s", p.ETA.Round(time.Second))
 	}
 	return b.String()
-}
-
-func humanBytes(n float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for n >= 1024 && i < len(units)-1 {
-		n /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f %s", n, units[i])
-	}
-	return fmt.Sprintf("%.1f %s", n, units[i])
 }
 
 // BarReporter returns a progress callback that redraws one bar line on

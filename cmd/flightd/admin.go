@@ -15,6 +15,7 @@ import (
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/gc"
+	"github.com/weftdata/weft/internal/bytesize"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -357,7 +358,7 @@ func gcCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		verb = "would delete"
 	}
 	opts.Progress = func(st gc.Stats) {
-		fmt.Fprintf(stderr, "gc %s: %d projects, %d objects scanned (%s), %s %d (%s)\n", st.Phase, st.Projects, st.Scanned, humanBytes(st.ScannedBytes), verb, st.Deleted, humanBytes(st.DeletedBytes))
+		fmt.Fprintf(stderr, "gc %s: %d projects, %d objects scanned (%s), %s %d (%s)\n", st.Phase, st.Projects, st.Scanned, bytesize.Human(st.ScannedBytes), verb, st.Deleted, bytesize.Human(st.DeletedBytes))
 	}
 	st, err := gc.Collect(ctx, v, opts)
 	if err != nil {
@@ -365,18 +366,6 @@ func gcCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "scanned %d objects (%s) in %d projects; %s %d unreferenced objects (%s) older than %s; kept %d referenced and %d younger; %s %d temporary files (%s)\n",
-		st.Scanned, humanBytes(st.ScannedBytes), st.Projects, verb, st.Deleted, humanBytes(st.DeletedBytes), opts.Grace, st.Live, st.Young, verb, st.TempFiles, humanBytes(st.TempBytes))
+		st.Scanned, bytesize.Human(st.ScannedBytes), st.Projects, verb, st.Deleted, bytesize.Human(st.DeletedBytes), opts.Grace, st.Live, st.Young, verb, st.TempFiles, bytesize.Human(st.TempBytes))
 	return exitOK
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/importers"
+	"github.com/weftdata/weft/internal/bytesize"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -127,7 +128,7 @@ func importCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "%s\n", res.Commit.ID)
-	fmt.Fprintf(stderr, "imported %d rows (%d files, %s) into %s on %s/%s: commit %s\n", res.Record.Rows, res.Record.Files, humanBytes(res.Record.Bytes), strings.Join(slices.Sorted(maps.Keys(res.Record.Tables)), ", "), req.Project, req.Branch, res.Commit.ID.Short())
+	fmt.Fprintf(stderr, "imported %d rows (%d files, %s) into %s on %s/%s: commit %s\n", res.Record.Rows, res.Record.Files, bytesize.Human(res.Record.Bytes), strings.Join(slices.Sorted(maps.Keys(res.Record.Tables)), ", "), req.Project, req.Branch, res.Commit.ID.Short())
 	return exitOK
 }
 

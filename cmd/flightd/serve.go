@@ -64,10 +64,16 @@ const memoryHeadroom = 512 << 20
 // runtimeOverhead is the part of --memory-limit kept out of the memory
 // budget, for what no lease counts: the Go runtime and binary (an idle
 // flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
-// buffers, unary requests being decoded (each under --max-command-size),
-// and the garbage the collector has not reclaimed yet. 128 MiB was not
-// enough: under full CI load (the collector starved of CPU) the abuse test
-// peaked 15-23 MiB over its 1 GiB limit, with a 57 MB request in flight.
+// buffers and the messages they are receiving (grpc reads a whole message,
+// up to --max-message-size, before any handler or lease sees it; an
+// oversized command is then refused without being copied, flight's
+// codec.go), and the garbage the collector has not reclaimed yet. 128 MiB
+// was not enough: under full CI load (the collector starved of CPU) the
+// abuse test peaked 15-23 MiB over its 1 GiB limit. Measured again after
+// oversized commands stopped being decoded (bench/abuse-results.md, 3 runs
+// each at load 4-12 on 2 cores): 128 MiB peaked at 982, 893 and 1077 MiB,
+// 192 MiB at 818, 1073 and 1089 MiB; so it stays 192 MiB, and even that is
+// not always enough under such load.
 const runtimeOverhead = 192 << 20
 
 // runtimeSlack is how far under --memory-limit the Go runtime's soft
