@@ -49,8 +49,14 @@ func newSlotEnv(t *testing.T, o ...envOpts) *slotEnv {
 		eo = o[0]
 	}
 	eo.budget = b
+	userFlight := eo.flight
+	eo.flight = func(fo *flight.Options) {
+		fo.SlotInlineBytes = 0 // every step in a slot, unless the test says otherwise
+		if userFlight != nil {
+			userFlight(fo)
+		}
+	}
 	se.env = newEnv(t, bucket.NewMem(), eo)
-	flight.SetSlotInlineBytes(se.svc, 0) // every step in a slot; TestExchangeSmallStepsInline sets it
 	flight.SetRingHook(se.svc, func(r *slots.Ring) {
 		se.mu.Lock()
 		defer se.mu.Unlock()
@@ -201,9 +207,8 @@ func TestExchangeInline(t *testing.T) {
 // equal DoGet's. The ring of a stream whose first step is small has three
 // slots.
 func TestExchangeSmallStepsInline(t *testing.T) {
-	se := newSlotEnv(t)
+	se := newSlotEnv(t, envOpts{flight: func(o *flight.Options) { o.SlotInlineBytes = 2 << 10 }})
 	e := se.env
-	flight.SetSlotInlineBytes(e.svc, 2<<10)
 	e.createProject("p")
 	e.mustPut("p", "main", "a", 0, 400, 100, 16)
 	e.mustPut("p", "main", "big", 1000, 40, 20, 5<<10)

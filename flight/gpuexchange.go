@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,6 +16,7 @@ import (
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/video"
+	"golang.org/x/sync/errgroup"
 )
 
 // GPUDelivery is what a "cuda-ipc" exchange decodes with (docs/gpu.md):
@@ -28,6 +30,19 @@ type GPUDelivery struct {
 	Device *gpu.Device
 	Memory gpu.Memory
 	Budget *membudget.Budget
+	// Sessions is how many of a step's segments one exchange decodes at
+	// once (NVDEC sessions in flight; 0: DefaultGPUSessions).
+	Sessions int
+}
+
+// DefaultGPUSessions is GPUDelivery.Sessions when it is 0.
+const DefaultGPUSessions = 4
+
+func (g *GPUDelivery) sessions() int {
+	if g.Sessions > 0 {
+		return g.Sessions
+	}
+	return DefaultGPUSessions
 }
 
 // StepDevice is the app_metadata of the message (no body) that comes
@@ -368,24 +383,36 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 			to[s] = append(to[s], u.Region.Ptr+uint64(c.offset)+uint64(p)*fb)
 		}
 	}
-	for s, ws := range want {
+	segs := make([]int, 0, len(want))
+	for s := range want {
 		if s < 0 || s >= w.nsegs {
 			return fmt.Errorf("%w: a frame names segment %d of %d", ErrUnavailableDelivery, s, w.nsegs)
 		}
+		segs = append(segs, s)
+	}
+	slices.Sort(segs)
+	// The step's segments are decoded by up to Sessions NVDEC sessions at
+	// once (one Device.DecodeRGBTo each): one trainer's exchange keeps
+	// several of the GPU's NVDEC engines busy, not one.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(k.g.sessions())
+	for _, s := range segs {
 		sg := w.segment(s)
 		if sg.outH != c.h || sg.outW != c.w {
-			return fmt.Errorf("%w: segment %d's frames are %dx%d, the step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h)
+			return errors.Join(fmt.Errorf("%w: segment %d's frames are %dx%d, the step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h), g.Wait())
 		}
 		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
-			return err
+			return errors.Join(err, g.Wait())
 		}
 		seg := gpu.Segment{Config: cfg, Units: sg.units, PTS: sg.unitPTS}
-		if _, err := k.g.Device.DecodeRGBTo(ctx, seg, ws, to[s], gpu.DecodeOptions{Width: c.w, Height: c.h}); err != nil {
+		ws, to := want[s], to[s]
+		g.Go(func() error {
+			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h})
 			return err
-		}
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 func (k *cudaSink) close() error { return k.host.close() }

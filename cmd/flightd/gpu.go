@@ -19,6 +19,9 @@ type gpuConfig struct {
 	// fakeMemory is --gpu-fake-memory (tests with the fake driver only):
 	// device slots are /dev/shm files the fake's CPU kernel writes.
 	fakeMemory bool
+	// sessions is --gpu-decode-sessions: a step's segments one exchange
+	// decodes at once.
+	sessions int
 }
 
 func gpuFlags(fs *flag.FlagSet, c *gpuConfig) {
@@ -27,6 +30,7 @@ func gpuFlags(fs *flag.FlagSet, c *gpuConfig) {
 	fs.StringVar(&c.opts.CuvidLib, "gpu-cuvid-lib", c.opts.CuvidLib, "GPU delivery: the libnvcuvid to dlopen (`NAME` or path)")
 	fs.IntVar(&c.opts.Device, "gpu-device", c.opts.Device, "GPU delivery: the CUDA device ordinal (`N`)")
 	size64Var(fs, &c.memoryLimit, "gpu-memory-limit", "GPU delivery: device memory (`SIZE`) the device slots of all cuda-ipc exchanges may hold together; an exchange whose ring does not fit gets fewer slots, then host slots; 0 is unlimited")
+	fs.IntVar(&c.sessions, "gpu-decode-sessions", flight.DefaultGPUSessions, "GPU delivery: how many of a step's video segments one cuda-ipc exchange decodes at once (`N` NVDEC sessions in flight)")
 	fs.BoolVar(&c.fakeMemory, "gpu-fake-memory", false, "tests only, with the CPU fake driver (gpu/testdata/fakedriver) in --gpu-cuda-lib and --gpu-cuvid-lib: device slots are /dev/shm files, their IPC handles the files' paths")
 }
 
@@ -48,7 +52,12 @@ func openGPU(ctx context.Context, log *slog.Logger, c gpuConfig) *flight.GPUDeli
 			return nil
 		}
 	}
-	g := &flight.GPUDelivery{Device: d, Memory: d.Memory(), Budget: budget}
+	if c.sessions < 1 {
+		d.Close()
+		log.Info("GPU delivery is off", "why", "--gpu-decode-sessions must be at least 1")
+		return nil
+	}
+	g := &flight.GPUDelivery{Device: d, Memory: d.Memory(), Budget: budget, Sessions: c.sessions}
 	if c.fakeMemory {
 		g.Memory = gpu.NewShmMemory("")
 	}
