@@ -150,9 +150,11 @@ const (
 // app_metadata fields of the FlightData data (their last occurrence, as
 // protobuf decodes them: a repeated descriptor is merged, so its sizes
 // add), walking the fields in place; ok is false for data that does not
-// parse.
+// parse. Fields inside an unknown group (protobuf skips a group whole)
+// are not counted.
 func flightDataSizes(data mem.BufferSlice) (desc, meta int, ok bool) {
 	r := sliceReader{bufs: data}
+	depth := 0 // inside an unknown group (none in FlightData, skipped whole by protobuf)
 	for !r.done() {
 		tag, ok := r.varint()
 		if !ok {
@@ -174,19 +176,32 @@ func flightDataSizes(data mem.BufferSlice) (desc, meta int, ok bool) {
 			if size, ok = r.varint(); !ok {
 				return 0, 0, false
 			}
-		default: // groups: none in FlightData
+		case protowire.StartGroupType:
+			depth++
+			continue
+		case protowire.EndGroupType:
+			if depth == 0 {
+				return 0, 0, false
+			}
+			depth--
+			continue
+		default:
 			return 0, 0, false
 		}
 		if size > uint64(r.remaining()) {
 			return 0, 0, false
 		}
 		switch {
+		case depth > 0:
 		case num == fieldFlightDescriptor && typ == protowire.BytesType:
 			desc += int(size)
 		case num == fieldAppMetadata && typ == protowire.BytesType:
 			meta = int(size)
 		}
 		r.skip(int(size))
+	}
+	if depth != 0 {
+		return 0, 0, false
 	}
 	return desc, meta, true
 }

@@ -69,3 +69,31 @@ def test_cuda_rt_passes_handles_by_value(fake_lib, driver):
 def test_cuda_rt_says_what_is_missing():
     with pytest.raises(WeftError, match="neither libcudart nor libcuda"):
         _CudaRT(runtimes=("libnope-cudart.so",), drivers=("libnope-cuda.so.1",))
+
+
+@pytest.mark.parametrize("driver", [False, True], ids=["cudart", "driver-api"])
+def test_device_slots_close_destroys_events(fake_lib, driver):
+    """DeviceSlots.close closes every opened slot memory and destroys every
+    opened interprocess event (one per slot of every ring of the exchange);
+    they leaked once per exchange before."""
+    import torch
+
+    from weft._device import DeviceSlots
+
+    lib = ctypes.CDLL(fake_lib)
+    lib.fake_last_destroyed.restype = ctypes.c_uint64
+    rt = _CudaRT(runtimes=() if driver else (fake_lib,), drivers=(fake_lib,))
+    dev = DeviceSlots(torch.device("cpu"))
+    dev._rt = rt  # what DeviceSlots._cuda opens on a GPU
+    events = [0x1000 + i for i in range(3)]
+    for i, e in enumerate(events):
+        dev._events[f"ev{i}"] = rt.open_event(_handle(0, event=e))
+    dev._ptrs[0] = rt.open_mem(_handle(0x7000))
+    before = lib.fake_destroyed()
+    dev.close()
+    assert lib.fake_destroyed() - before == len(events)
+    assert lib.fake_last_destroyed() in events
+    assert lib.fake_last_closed() == 0x7000
+    assert not dev._events and not dev._ptrs
+    dev.close()  # idempotent: nothing is destroyed twice
+    assert lib.fake_destroyed() - before == len(events)

@@ -114,6 +114,8 @@ class _CudaRT:
             self._open_event = L.cuIpcOpenEventHandle
             self._open_event.argtypes = [ctypes.POINTER(vp), _IpcHandle]
             self._wait = L.cuStreamWaitEvent
+            # CUDA >= 11 exports cuEventDestroy as cuEventDestroy_v2 (cuda.h's #define).
+            self._destroy_event = getattr(L, "cuEventDestroy_v2", None) or L.cuEventDestroy
         else:
             self._open_mem = L.cudaIpcOpenMemHandle
             self._open_mem.argtypes = [ctypes.POINTER(vp), _IpcHandle, u]
@@ -122,8 +124,10 @@ class _CudaRT:
             self._open_event = L.cudaIpcOpenEventHandle
             self._open_event.argtypes = [ctypes.POINTER(vp), _IpcHandle]
             self._wait = L.cudaStreamWaitEvent
+            self._destroy_event = L.cudaEventDestroy
         self._wait.argtypes = [vp, vp, u]
-        for f in (self._open_mem, self._close_mem, self._open_event, self._wait):
+        self._destroy_event.argtypes = [vp]
+        for f in (self._open_mem, self._close_mem, self._open_event, self._wait, self._destroy_event):
             f.restype = ctypes.c_int
 
     def check(self, rc: int, what: str) -> None:
@@ -158,6 +162,9 @@ class _CudaRT:
         ev = ctypes.c_void_p()
         self.check(self._open_event(ctypes.byref(ev), _handle(handle)), "cudaIpcOpenEventHandle")
         return int(ev.value or 0)
+
+    def destroy_event(self, event: int) -> None:
+        self._destroy_event(event)
 
     def wait(self, stream: int, event: int) -> None:
         self.check(self._wait(stream or None, event, 0), "cudaStreamWaitEvent")
@@ -262,4 +269,7 @@ class DeviceSlots:
         if self._rt is not None:  # pragma: no cover - needs a GPU
             for ptr in self._ptrs.values():
                 self._rt.close_mem(ptr)
+            for ev in self._events.values():  # an opened IPC event is the opener's to destroy
+                self._rt.destroy_event(ev)
         self._ptrs.clear()
+        self._events.clear()

@@ -47,6 +47,11 @@ static int wait(void *stream, void *event, unsigned flags)
 int cudaStreamWaitEvent(void *s, void *e, unsigned f) { return wait(s, e, f); }
 int cuStreamWaitEvent(void *s, void *e, unsigned f) { return wait(s, e, f); }
 
+static uint64_t last_destroyed;
+static int n_destroyed;
+int cudaEventDestroy(void *e) { last_destroyed = (uint64_t)(uintptr_t)e; n_destroyed++; return 0; }
+int cuEventDestroy_v2(void *e) { last_destroyed = (uint64_t)(uintptr_t)e; n_destroyed++; return 0; }
+
 const char *cudaGetErrorString(int rc) { return rc == 400 ? "invalid resource handle" : "unknown error"; }
 int cuGetErrorString(int rc, const char **s) { *s = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "CUDA_ERROR_UNKNOWN"; return 0; }
 
@@ -55,3 +60,5 @@ uint64_t fake_last_stream(void) { return last_stream; }
 uint64_t fake_last_event(void) { return last_event; }
 uint64_t fake_last_closed(void) { return last_closed; }
 unsigned fake_last_flags(void) { return last_flags; }
+uint64_t fake_last_destroyed(void) { return last_destroyed; }
+int fake_destroyed(void) { return n_destroyed; }
