@@ -23,7 +23,6 @@ func SetRingHook(s *Service, f func(*slots.Ring)) { s.ringHook = f }
 // estimate says).
 func SetSlotBytes(s *Service, n int64) { s.slotBytes = n }
 
-
 // SetGPU serves "cuda-ipc" exchanges with g (Parts.GPU of a running service).
 func SetGPU(s *Service, g *GPUDelivery) { s.gpu = g }
 

@@ -109,7 +109,7 @@ class _CudaRT:
             # CUDA >= 11 exports cuIpcOpenMemHandle as cuIpcOpenMemHandle_v2 (cuda.h's #define).
             self._open_mem = getattr(L, "cuIpcOpenMemHandle_v2", None) or L.cuIpcOpenMemHandle
             self._open_mem.argtypes = [ctypes.POINTER(ctypes.c_uint64), _IpcHandle, u]
-            self._close_mem = getattr(L, "cuIpcCloseMemHandle", None)
+            self._close_mem = L.cuIpcCloseMemHandle
             self._close_mem.argtypes = [ctypes.c_uint64]
             self._open_event = L.cuIpcOpenEventHandle
             self._open_event.argtypes = [ctypes.POINTER(vp), _IpcHandle]
