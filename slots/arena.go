@@ -1,8 +1,10 @@
 package slots
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -214,13 +216,7 @@ func (a *Arena) WriteRecordBatch(rec arrow.RecordBatch) (offset, length, copied 
 		}
 		bodyLen = max(bodyLen, roundUp(offsets[i]+b.length, 8))
 	}
-	// Zero the padding after each buffer up to the next 8 bytes (the
-	// reader may look at whole words; the plain stream's are zero).
-	for i, b := range bufs {
-		if b.length > 0 && b.length%8 != 0 {
-			clear(body[offsets[i]+b.length : roundUp(offsets[i]+b.length, 8)])
-		}
-	}
+	zeroPadding(body, bufs, offsets)
 
 	offset = a.body - header
 	h := slot[offset:a.body]
@@ -233,6 +229,42 @@ func (a *Arena) WriteRecordBatch(rec arrow.RecordBatch) (offset, length, copied 
 		return 0, 0, 0, err
 	}
 	return offset, header + bodyLen, copied, nil
+}
+
+// zeroPadding zeroes the padding after each buffer up to the next 8 bytes
+// (the reader may look at whole words; the plain stream's are zero), but
+// never a byte some buffer's data covers: buffers used in place may share
+// memory (a column over the start of another's values), and the padding of
+// one can be the other's data.
+func zeroPadding(body []byte, bufs []bodyBuffer, offsets []int64) {
+	type span struct{ lo, hi int64 }
+	var data []span
+	for i, b := range bufs {
+		if b.length > 0 {
+			data = append(data, span{offsets[i], offsets[i] + b.length})
+		}
+	}
+	slices.SortFunc(data, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	maxHi := make([]int64, len(data)) // maxHi[k]: the furthest end of data[:k+1]
+	for k, d := range data {
+		maxHi[k] = d.hi
+		if k > 0 {
+			maxHi[k] = max(maxHi[k], maxHi[k-1])
+		}
+	}
+	for i, b := range bufs {
+		lo := offsets[i] + b.length
+		hi := roundUp(lo, 8)
+		if b.length == 0 || lo == hi {
+			continue
+		}
+		// data starting before hi: does any of them reach past lo?
+		k, _ := slices.BinarySearchFunc(data, hi, func(d span, t int64) int { return cmp.Compare(d.lo, t) })
+		if k > 0 && maxHi[k-1] > lo {
+			continue // some buffer's bytes are there: leave them
+		}
+		clear(body[lo:hi])
+	}
 }
 
 // bodyBuffer is one buffer entry of a record batch's metadata.

@@ -370,3 +370,44 @@ func TestArenaTooLarge(t *testing.T) {
 	_, _, _, err = small.WriteRecordBatch(rec)
 	require.ErrorIs(t, err, ErrTooLarge, "a header larger than the room")
 }
+
+// TestArenaSharedValues: two columns over one values buffer in the slot
+// (a string array and a shorter one over the start of its values). The
+// shorter one's buffer ends off an 8-byte boundary inside the other's
+// bytes: zeroing its padding in place would corrupt the longer column.
+func TestArenaSharedValues(t *testing.T) {
+	t.Parallel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := newRing(t, 1, 1<<16)
+	slot, err := r.Acquire(context.Background())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, slot.Release()) }()
+
+	long := fromJSON(t, mem, arrow.BinaryTypes.String, `["abcde","fghijklmnop"]`)
+	defer long.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "long", Type: arrow.BinaryTypes.String}, {Name: "short", Type: arrow.BinaryTypes.String}}, nil)
+	probe := array.NewRecordBatch(schema, []arrow.Array{long, long}, 2)
+	room, err := HeaderRoom(probe)
+	probe.Release()
+	require.NoError(t, err)
+	a, err := NewArena(slot, room, mem)
+	require.NoError(t, err)
+	inSlot := inArena(t, a, long)
+	defer inSlot.Release()
+	// short: the first string only, over the same values buffer in the slot.
+	offs := memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 5, 5}))
+	shortData := array.NewData(arrow.BinaryTypes.String, 2, []*memory.Buffer{nil, offs, inSlot.Data().Buffers()[2]}, nil, 0, 0)
+	short := array.MakeFromData(shortData)
+	shortData.Release()
+	defer short.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{inSlot, short}, 2)
+	defer rec.Release()
+	off, n, copied, err := a.WriteRecordBatch(rec)
+	require.NoError(t, err)
+	require.Equal(t, int64(12), copied, "only short's offsets were copied")
+	got := readMessage(t, mem, schema, append([]byte(nil), slot.Bytes()[off:off+n]...))
+	defer got.Release()
+	require.True(t, array.Equal(long, got.Column(0)), "long: got %v, want %v", got.Column(0), long)
+	require.Equal(t, []string{"abcde", ""}, []string{got.Column(1).(*array.String).Value(0), got.Column(1).(*array.String).Value(1)})
+}
