@@ -120,4 +120,3 @@ func TestReceiveGate(t *testing.T) {
 		})
 	}
 }
-
