@@ -91,6 +91,10 @@ type Options struct {
 	// ResourceExhausted. Keep MaxReceiving times MaxRecvMessageBytes of
 	// the process's memory out of the Budget.
 	MaxReceiving int
+	// ReceiveTimeout bounds how long an admitted call's first message may
+	// take to arrive (it holds one of MaxReceiving places meanwhile); the
+	// call then fails with DeadlineExceeded. Keep it under QueueWait.
+	ReceiveTimeout time.Duration
 	// StreamSteps and StreamBlocks are what a rank stream holds at most:
 	// steps being built, prefetched or sent (mix's Prefetch + 2) and
 	// decoded blocks pinned for them (mix's ReadAhead). A stream leases
@@ -130,6 +134,7 @@ func DefaultOptions() Options {
 		MaxStreams:          256,
 		MaxPuts:             16,
 		MaxReceiving:        2,
+		ReceiveTimeout:      5 * time.Second,
 		QueueWait:           10 * time.Second,
 		StreamSteps:         6,
 		StreamBlocks:        8,
@@ -148,6 +153,8 @@ func DefaultOptions() Options {
 // Validate reports an unusable option.
 func (o Options) Validate() error {
 	switch {
+	case o.ReceiveTimeout <= 0:
+		return fmt.Errorf("flight options: ReceiveTimeout is %s; it must be positive", o.ReceiveTimeout)
 	case o.MaxRecvMessageBytes < 1<<20:
 		return fmt.Errorf("flight options: MaxRecvMessageBytes is %d; it must be at least 1 MiB", o.MaxRecvMessageBytes)
 	case o.BatchBytes < 1:

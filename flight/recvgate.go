@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"golang.org/x/sync/semaphore"
@@ -42,8 +43,11 @@ import (
 
 // recvWindowBytes is the server's flow-control window of each stream: what
 // grpc buffers of a call whose handler is not reading (grpc grows it to a
-// whole message while a handler reads one).
-const recvWindowBytes = 64 << 10
+// whole message while a handler reads one). It also caps what a client
+// sends a stream per round trip: 1 MiB keeps a DoPut at ~1 GB/s over a
+// 1 ms link (64 KiB would cap it at ~64 MB/s); the connection's window
+// bounds the streams of a connection together.
+const recvWindowBytes = 1 << 20
 
 // recvConnWindowBytes is each connection's window: grpc acknowledges a
 // connection's bytes as they arrive, so it bounds nothing held, only the
@@ -91,9 +95,27 @@ func (s *gatedStream) RecvMsg(m any) error {
 	if err != nil {
 		return gateError{err}
 	}
-	defer release()
 	s.admitted = true
-	return s.ServerStream.RecvMsg(m)
+	// The place is held until the first message is in, at most
+	// ReceiveTimeout: a stalled or slow client must not keep every place
+	// (the other calls would be refused after QueueWait). On timeout the
+	// call ends; its stream's end returns the receive, which gives the
+	// place back (and grpc frees the partial message).
+	done := make(chan error, 1)
+	go func() {
+		err := s.ServerStream.RecvMsg(m)
+		release()
+		done <- err
+	}()
+	t := time.NewTimer(s.g.s.opts.ReceiveTimeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return gateError{fmt.Errorf("%s: the call's first message did not arrive within %s (--receive-timeout): %w",
+			s.method, s.g.s.opts.ReceiveTimeout, context.DeadlineExceeded)}
+	}
 }
 
 // serviceDesc is Flight's service as grpc registers it, with the unary

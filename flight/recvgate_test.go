@@ -5,6 +5,7 @@ import (
 	"runtime/metrics"
 	"sync"
 	"testing"
+	"time"
 
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/stretchr/testify/require"
@@ -42,8 +43,9 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // TestReceiveGate: a hostile client opens many DoAction and DoExchange
 // calls at once, each sending one message just under
 // --max-message-size: the server receives at most MaxReceiving of them
-// at a time (the others wait in their 64 KiB flow-control windows), so
-// its heap grows by about MaxReceiving messages, not by all of them; each
+// at a time (the others wait in their flow-control windows: 1 MiB a
+// stream, 16 MiB the connection), so its heap grows by about MaxReceiving
+// messages and a connection window, not by all of them; each
 // is refused as oversized; and a normal client's calls, made meanwhile,
 // succeed.
 func TestReceiveGate(t *testing.T) {
@@ -58,9 +60,10 @@ func TestReceiveGate(t *testing.T) {
 		// bound on the heap's growth; 0: only logged.
 		bound uint64
 	}{
-		// The bound leaves room for the garbage of the normal client's calls
-		// and the race detector's; ungated, the heap grows by ~260 MiB.
-		{"gated", receiving, receiving*maxMsg + 48<<20},
+		// The bound: the admitted messages, the connection's window, and room
+		// for the garbage of the normal client's calls and the race
+		// detector's; ungated, the heap grows by ~260 MiB.
+		{"gated", receiving, receiving*maxMsg + 16<<20 + 48<<20},
 		{"ungated", hostile * 2, 0}, // the same calls without the gate, for the log
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,5 +123,35 @@ func TestReceiveGate(t *testing.T) {
 				require.Less(t, grew, tc.bound, "the server received more first messages at once than its gate admits")
 			}
 		})
+	}
+}
+
+// TestReceiveTimeout: a client that opens calls and never sends their
+// first message holds every receiving place only for ReceiveTimeout: its
+// calls then fail with DEADLINE_EXCEEDED, and a normal call waiting at
+// the gate (QueueWait is longer) gets a place and succeeds.
+func TestReceiveTimeout(t *testing.T) {
+	e := newEnv(t, bucket.NewMem(), envOpts{flight: func(o *flight.Options) {
+		o.MaxReceiving = 1
+		o.ReceiveTimeout = 300 * time.Millisecond
+		o.QueueWait = 10 * time.Second
+	}})
+	e.createProject("p")
+	ctx := ctxT(t)
+	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{})))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	const svc = "/arrow.flight.protocol.FlightService/"
+	stalled := make([]grpc.ClientStream, 2)
+	for i := range stalled {
+		s, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, svc+"DoExchange")
+		require.NoError(t, err)
+		stalled[i] = s // opened, nothing sent: the server waits for the first message
+	}
+	_, err = e.c.Branches(ctx, "p")
+	require.NoError(t, err, "a normal DoAction behind two stalled calls")
+	for _, s := range stalled {
+		requireCode(t, s.RecvMsg(&rawMsg{}), codes.DeadlineExceeded, "--receive-timeout")
 	}
 }

@@ -118,6 +118,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.IntVar(&cfg.flight.MaxStreams, "max-streams", cfg.flight.MaxStreams, "most DoGet streams (scans and rank streams) served at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
 	fs.IntVar(&cfg.flight.MaxPuts, "max-puts", cfg.flight.MaxPuts, "most DoPuts running at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
 	fs.IntVar(&cfg.flight.MaxReceiving, "max-receiving", cfg.flight.MaxReceiving, "most calls receiving their first message at once (`N`; DoPuts excepted, they lease theirs): each may take --max-message-size, kept out of the --memory-limit budget; more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.DurationVar(&cfg.flight.ReceiveTimeout, "receive-timeout", cfg.flight.ReceiveTimeout, "how long an admitted call's first message may take to arrive (`DURATION`; it holds one of --max-receiving places meanwhile): a slower call fails with DEADLINE_EXCEEDED; keep it under --queue-wait")
 	fs.DurationVar(&cfg.flight.QueueWait, "queue-wait", cfg.flight.QueueWait, "how long a stream or put waits for a place under --max-streams or --max-puts (`DURATION`)")
 	fs.IntVar(&cfg.mix.Prefetch, "mix-prefetch", cfg.mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
