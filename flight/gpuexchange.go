@@ -191,6 +191,9 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 		} else if c.h != sg.outH || c.w != sg.outW {
 			return c, fmt.Sprintf("column %s has frames of different sizes", name)
 		}
+		if sg.normalized {
+			return c, fmt.Sprintf("column %s: normalised frames (normalize=) are not made on the device yet", name)
+		}
 		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return c, fmt.Sprintf("column %s: %v", name, err)
@@ -434,6 +437,7 @@ type window struct {
 	unitPTS        *array.List
 	unitPTSValues  *array.Int64
 	size           *array.FixedSizeList // nil when the wire has no size field
+	dtype          *array.String        // nil when the wire has no dtype field
 }
 
 type windowSegment struct {
@@ -443,6 +447,7 @@ type windowSegment struct {
 	units         [][]byte
 	unitPTS       []int64
 	outH, outW    int // the frames' size: the segment's size when it has one, else its own
+	normalized    bool
 }
 
 func parseWindow(arr arrow.Array) (*window, error) {
@@ -518,6 +523,9 @@ func parseWindow(arr arrow.Array) (*window, error) {
 	if i, ok := w.segs.DataType().(*arrow.StructType).FieldIdx("size"); ok {
 		w.size, _ = w.segs.Field(i).(*array.FixedSizeList)
 	}
+	if i, ok := w.segs.DataType().(*arrow.StructType).FieldIdx("dtype"); ok {
+		w.dtype, _ = w.segs.Field(i).(*array.String)
+	}
 	return w, nil
 }
 
@@ -542,6 +550,7 @@ func (w *window) segmentSize(i int) windowSegment {
 	i += w.segBase
 	s := windowSegment{codec: w.codec.Value(i), config: w.config.Value(i), width: int(w.width.Value(i)), height: int(w.height.Value(i))}
 	s.outH, s.outW = s.height, s.width
+	s.normalized = w.dtype != nil && w.dtype.IsValid(i)
 	if w.size != nil && w.size.IsValid(i) {
 		if v, ok := w.size.ListValues().(*array.Int32); ok {
 			if a, b := w.size.ValueOffsets(i); b-a == 2 {
