@@ -406,7 +406,8 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 // DecodeRGB decodes seg and converts the frames whose PTS is in want to
 // packed RGB uint8 straight into device memory: frame i of want at
 // dst + i*Height*Width*3, at the stream's size or opts' (a resize on the
-// device, see DecodeRGBTo). No frame byte crosses to the host. It returns
+// device, see DecodeRGBTo); with opts' Normalize, elements of its DType
+// (frame i at dst + i*Height*Width*3*DType.Size()). No frame byte crosses to the host. It returns
 // the colour rule the stream's signalling gave (its matrix and range; a
 // stream first seen with other colours than assumed is converted again).
 func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst Buffer, opts ...DecodeOptions) (ColorSpec, error) {
@@ -414,10 +415,14 @@ func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst B
 	if err != nil {
 		return ColorSpec{}, err
 	}
-	fb := w * h * 3
+	dt, _, err := outDType(opts)
+	if err != nil {
+		return ColorSpec{}, err
+	}
+	fb := w * h * 3 * dt.Size()
 	if need := len(want) * fb; dst.Size < need {
-		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB need %d bytes, the buffer has %d", ErrInvalidSegment,
-			len(want), w, h, need, dst.Size)
+		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB %s need %d bytes, the buffer has %d", ErrInvalidSegment,
+			len(want), w, h, dt, need, dst.Size)
 	}
 	to := make([]uint64, len(want))
 	for i := range to {
@@ -438,6 +443,11 @@ func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst B
 // with the pooled session, outside --gpu-memory-limit), then the
 // horizontal pass into the destination, with ResizeWeights' filters,
 // uploaded once per (in, out) size. The result is ResizeRGB's, exactly.
+//
+// With opts' Normalize, the last kernel (the conversion, or the resize's
+// horizontal pass) writes each value normalised to its DType instead of
+// uint8 (NormalizeRGB of the uint8 it computed; Width*Height*3*DType.Size()
+// bytes at each destination): mean and std are kernel arguments.
 func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to []uint64, opts ...DecodeOptions) (ColorSpec, error) {
 	if err := ctx.Err(); err != nil {
 		return ColorSpec{}, err
@@ -447,6 +457,10 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 	}
 	cfg := seg.Config
 	ow, oh, resize, err := outSize(opts, cfg.Width, cfg.Height)
+	if err != nil {
+		return ColorSpec{}, err
+	}
+	dt, norm, err := outDType(opts)
 	if err != nil {
 		return ColorSpec{}, err
 	}
@@ -488,6 +502,12 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 		if len(to) > 0 {
 			s.dev_outs = &outs[0]
 		}
+		s.out_kind = C.unsigned(dt.kind())
+		if norm != nil {
+			for c := range 3 {
+				s.norm[c], s.norm[3+c] = C.float(norm.Mean[c]), C.float(norm.Std[c])
+			}
+		}
 		if resize {
 			s.in_w, s.in_h, s.out_w, s.out_h = C.int(cfg.Width), C.int(cfg.Height), C.int(ow), C.int(oh)
 			s.vfilter, s.vtaps = C.CUdeviceptr(vf.ptr), C.unsigned(vf.taps)
@@ -496,6 +516,7 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 		missing, err := d.run(s, seg, want)
 		s.dev_outs = nil
 		s.in_w, s.in_h, s.out_w, s.out_h, s.vfilter, s.hfilter = 0, 0, 0, 0, 0, 0
+		s.out_kind = 0
 		if err != nil && resize && (int(s.width) != cfg.Width || int(s.height) != cfg.Height) {
 			err = fmt.Errorf("%w: the stream is %dx%d, the configuration says %dx%d (resize to %dx%d): %w", ErrInvalidSegment,
 				s.width, s.height, cfg.Width, cfg.Height, ow, oh, err)

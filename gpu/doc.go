@@ -34,6 +34,13 @@
 // for bit, ResizeRGB the reference of the kernels' float32 arithmetic (no
 // fused multiply-add), within 1 LSB of python's numpy matmul.
 //
+// Normalisation: with DecodeOptions.Normalize, the last kernel write (the
+// conversion's, or the resize's horizontal pass) makes each uint8 value a
+// normalised float32, float16 or bfloat16 (Normalize's rule: float32
+// division and subtraction, then round to nearest even in integer
+// operations); NormalizeRGB is its reference. Descriptors (DeviceSlot) say
+// the DType; frames take DType.Size() bytes per value.
+//
 // Tests run the whole NVDEC path on the CPU against testdata/fakedriver, a C
 // stand-in for both libraries that decodes with libavcodec. What only a real
 // GPU can check runs in `make gpu-check` (docs/gpu.md).

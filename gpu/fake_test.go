@@ -7,10 +7,12 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,6 +237,50 @@ func TestFakeNVDEC(t *testing.T) {
 								"frame %d resized to %dx%d: the device's bytes differ from ResizeRGB's", f, ow, oh)
 						}
 					})
+				}
+			})
+			t.Run("normalized_on_device", func(t *testing.T) {
+				// The kernels' normalised write (both the conversion's and the
+				// resize's), every dtype and set of means and stds: the device's
+				// bytes are NormalizeRGB of the uint8 reference, bit for bit.
+				frames := []int{3, 20}
+				p, err := cd.x.Plan(frames)
+				require.NoError(t, err)
+				w, h := cd.x.Config.Width, cd.x.Config.Height
+				for _, sz := range [][2]int{{w, h}, {29, 17}} {
+					for _, setName := range slices.Sorted(maps.Keys(normSets)) {
+						set := normSets[setName]
+						for _, dt := range []DType{Float32, Float16, BFloat16} {
+							ow, oh := sz[0], sz[1]
+							t.Run(fmt.Sprintf("%dx%d/%s/%s", ow, oh, setName, dt), func(t *testing.T) {
+								n := &Normalize{Mean: set[0], Std: set[1], DType: dt}
+								fb := ow * oh * 3 * dt.Size()
+								buf, err := d.Alloc(len(frames) * fb)
+								require.NoError(t, err)
+								defer d.Free(buf)
+								before := d.Stats()
+								spec, err := d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: ow, Height: oh, Normalize: n})
+								require.NoError(t, err)
+								calls++
+								require.Equal(t, before.FrameCopyBytes, d.Stats().FrameCopyBytes, "normalising copied frame bytes to the host")
+								tab, err := Tables(spec)
+								require.NoError(t, err)
+								got, err := d.ReadBack(buf)
+								require.NoError(t, err)
+								for i, f := range frames {
+									rgb, err := YUV420ToRGB(Frame{Width: w, Height: h, Bits: c.bits, Data: cd.frames[f]}, tab)
+									require.NoError(t, err)
+									if ow != w || oh != h {
+										rgb, err = ResizeRGB(rgb, h, w, oh, ow)
+										require.NoError(t, err)
+									}
+									want := NormalizeRGB(rgb, *n)
+									require.True(t, bytes.Equal(want, got[i*fb:(i+1)*fb]),
+										"frame %d as %s (%dx%d): the device's bytes differ from NormalizeRGB's", f, dt, ow, oh)
+								}
+							})
+						}
+					}
 				}
 			})
 		})
@@ -482,7 +528,7 @@ func TestFakeDeviceSlots(t *testing.T) {
 		}
 		require.LessOrEqual(t, d.Stats().Decoded-decodedBefore, int64(planned))
 		require.Equal(t, before, d.Stats().FrameCopyBytes, "frames crossed to the host")
-		desc, err := r.Publish(u, 0, []int{len(windows), 3, h, w, 3})
+		desc, err := r.Publish(u, 0, []int{len(windows), 3, h, w, 3}, Uint8)
 		require.NoError(t, err)
 		require.Equal(t, "GPU-46414b45-2d47-5055-2d55-5549442d3031", desc.Device) // "FAKE-GPU-UUID-01"
 		if step < 2 {
