@@ -597,3 +597,67 @@ func TestFakeResizeErrors(t *testing.T) {
 	_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 64, Height: 48})
 	require.NoError(t, err)
 }
+
+// TestFakeDeviceMemoryBudget: the device memory a Device allocates for
+// itself (colour tables, resize filters, each session's resize scratch)
+// is leased from Options.Budget (--gpu-memory-limit): a resize whose
+// scratch does not fit fails with ErrOverLimit before any decode; with
+// room, the budget holds exactly what was allocated, a larger resize
+// grows the scratch lease, and Close gives everything back.
+func TestFakeDeviceMemoryBudget(t *testing.T) {
+	needFFmpeg(t)
+	ctx := context.Background()
+	cd := makeFakeClip(t, fakeClips()[0])
+	p, err := cd.x.Plan([]int{2, 3})
+	require.NoError(t, err)
+	w, h := cd.x.Config.Width, cd.x.Config.Height
+	tables, err := Tables(ColorRule(2, false, h, 8))
+	require.NoError(t, err)
+	tableBytes := int64(len(tables.Flat) * 2)
+	filterBytes := func(in, out int) int64 {
+		f, err := ResizeWeights(in, out)
+		require.NoError(t, err)
+		return int64(len(f.deviceBytes()))
+	}
+
+	t.Run("too small", func(t *testing.T) {
+		b, err := membudget.New(membudget.Options{Total: tableBytes + filterBytes(h, 40) + filterBytes(w, 30) + 100})
+		require.NoError(t, err)
+		opts := fakeDriver(t)
+		opts.Budget = b
+		d, err := Open(ctx, opts)
+		require.NoError(t, err)
+		buf, err := d.Alloc(2 * 30 * 40 * 3)
+		require.NoError(t, err)
+		_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 30, Height: 40})
+		require.ErrorIs(t, err, ErrOverLimit)
+		require.Contains(t, err.Error(), "resize scratch")
+		require.Zero(t, d.Stats().Decoded, "refused before decoding")
+		require.NoError(t, d.Free(buf))
+		require.NoError(t, d.Close())
+		require.Zero(t, b.Stats().Used, "Close gave the tables and filters back")
+	})
+
+	t.Run("room", func(t *testing.T) {
+		b, err := membudget.New(membudget.Options{Total: 64 << 20})
+		require.NoError(t, err)
+		opts := fakeDriver(t)
+		opts.Budget = b
+		d, err := Open(ctx, opts)
+		require.NoError(t, err)
+		buf, err := d.Alloc(2 * 50 * 60 * 3)
+		require.NoError(t, err)
+		_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 30, Height: 40})
+		require.NoError(t, err)
+		fixed := tableBytes + filterBytes(h, 40) + filterBytes(w, 30)
+		require.Equal(t, fixed+int64(40*w*12), b.Stats().Used, "tables, two filters, one session's scratch")
+		_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 50, Height: 60})
+		require.NoError(t, err)
+		fixed += filterBytes(h, 60) + filterBytes(w, 50)
+		require.Equal(t, fixed+int64(60*w*12), b.Stats().Used, "the pooled session's scratch grew; its smaller lease went back")
+		require.NoError(t, d.Free(buf))
+		require.NoError(t, d.Close())
+		require.ErrorIs(t, d.Free(buf), ErrClosed, "after Close")
+		require.Zero(t, b.Stats().Used)
+	})
+}

@@ -321,13 +321,8 @@ static CUresult launch_resize(wg_session *s, CUdeviceptr luma, CUdeviceptr chrom
         return (CUresult)1; /* CUDA_ERROR_INVALID_VALUE: the filters are for another size (Go says so) */
     size_t need = (size_t)s->out_h * (size_t)s->in_w * 3u * sizeof(float);
     CUresult r;
-    if (s->scratch_bytes < need) {
-        if (s->scratch) d->cuMemFree(s->scratch); /* the stream is synchronized after every frame */
-        s->scratch = 0;
-        s->scratch_bytes = 0;
-        if ((r = d->cuMemAlloc(&s->scratch, need))) return r;
-        s->scratch_bytes = need;
-    }
+    if (s->scratch_bytes < need)
+        return (CUresult)1; /* CUDA_ERROR_INVALID_VALUE: Go reserves it first (wg_session_reserve_scratch) */
     unsigned w = (unsigned)s->in_w, ow = (unsigned)s->out_w, oh = (unsigned)s->out_h, n = (unsigned)s->table_n;
     unsigned dpitch = ow * 3u * out_size(s->out_kind);
     void *va[] = {&luma, &chroma, &pitch, &bps, &shift, &s->tables, &n, &s->scratch, &w, &oh, &s->vfilter, &s->vtaps};
@@ -406,6 +401,21 @@ int wg_session_init(wg_session *s, wg_driver *d, int codec)
     if (r) return (int)r;
     r = d->cuvidCtxLockCreate(&s->lock, d->ctx);
     if (!r) r = d->cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING);
+    wg_pop(d);
+    return (int)r;
+}
+
+int wg_session_reserve_scratch(wg_session *s, size_t need)
+{
+    wg_driver *d = s->d;
+    if (s->scratch_bytes >= need) return 0;
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    if (s->scratch) d->cuMemFree(s->scratch); /* the stream is synchronized after every frame */
+    s->scratch = 0;
+    s->scratch_bytes = 0;
+    r = d->cuMemAlloc(&s->scratch, need);
+    if (!r) s->scratch_bytes = need;
     wg_pop(d);
     return (int)r;
 }

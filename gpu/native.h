@@ -133,6 +133,8 @@ typedef struct wg_session {
 } wg_session;
 
 int wg_session_init(wg_session *s, wg_driver *d, int codec);
+/* grows s's resize scratch to at least need bytes (its budget is leased by Go first) */
+int wg_session_reserve_scratch(wg_session *s, size_t need);
 void wg_session_free(wg_session *s);
 /* Feed one segment: first the sequence header seqhdr (AV1's configOBUs; NULL for H.264/HEVC) as a
  * packet of its own and as the parser's CUVIDEOFORMATEX, then the access units data[off[i]:off[i+1]]
