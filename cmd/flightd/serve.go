@@ -19,6 +19,7 @@ import (
 	"github.com/weftdata/weft/importers"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/slots"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -327,6 +328,13 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	cancel()
 
+	// Rings a killed or crashed flightd left in /dev/shm hold memory no one
+	// frees: remove those whose owner is gone (slots.Sweep).
+	if files, bytes, err := slots.Sweep(""); err != nil {
+		log.Warn("sweeping dead servers' slot rings", "err", err)
+	} else if files > 0 {
+		log.Info("removed slot rings of servers that died", "files", files, "bytes", bytes)
+	}
 	lis, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return usageErr("cannot listen on --addr %s: %v", cfg.addr, err)
