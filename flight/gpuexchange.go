@@ -191,7 +191,7 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 		} else if c.h != sg.outH || c.w != sg.outW {
 			return c, fmt.Sprintf("column %s has frames of different sizes", name)
 		}
-		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return c, fmt.Sprintf("column %s: %v", name, err)
 		}
@@ -401,7 +401,7 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		if sg.outH != c.h || sg.outW != c.w {
 			return errors.Join(fmt.Errorf("%w: segment %d's frames are %dx%d, the step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h), g.Wait())
 		}
-		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return errors.Join(err, g.Wait())
 		}
