@@ -79,6 +79,17 @@ func TestBadInputs(t *testing.T) {
 		{"tolerance on frames", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"tolerance":0.1}`)}, ErrBadSpec, []string{"tolerance"}},
 		{"not a video column", "good", map[string]mix.Window{"state": window(KindVideo, `{"frames":[0]}`)}, ErrBadSpec, []string{"not a video column"}},
 		{"no such column", "good", map[string]mix.Window{"nope": window(KindRows, `{"offsets":[0]}`)}, ErrBadSpec, []string{"nope"}},
+		{"normalize mean length", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0.5,0.5],"std":[1,1,1]}}`)}, ErrBadSpec, []string{`"normalize"."mean" needs 3 numbers`, "it has 2"}},
+		{"normalize std missing", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0.5,0.5,0.5]}}`)}, ErrBadSpec, []string{`"normalize"."std" needs 3 numbers`}},
+		{"normalize zero std", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0,0,0],"std":[1,0,1]}}`)}, ErrBadSpec, []string{`"normalize".std[1] is 0`, "above 0"}},
+		{"normalize std underflows float32", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0,0,0],"std":[1,1,1e-50]}}`)}, ErrBadSpec, []string{`"normalize".std[2] is 1e-50`}},
+		{"normalize negative std", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0,0,0],"std":[-1,1,1]}}`)}, ErrBadSpec, []string{`"normalize".std[0] is -1`}},
+		{"normalize mean overflows float32", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[1e39,0,0],"std":[1,1,1]}}`)}, ErrBadSpec, []string{`"normalize".mean[0] is 1e39`, "finite"}},
+		{"normalize mean not finite", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0,1e999,0],"std":[1,1,1]}}`)}, ErrBadSpec, []string{`"normalize".mean[1]`, "finite"}},
+		{"normalize unknown field", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0,0,0],"std":[1,1,1],"eps":1}}`)}, ErrBadSpec, []string{"eps"}},
+		{"unknown dtype", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"normalize":{"mean":[0,0,0],"std":[1,1,1]},"dtype":"float64"}`)}, ErrBadSpec, []string{`"dtype" is "float64"`}},
+		{"dtype without normalize", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"dtype":"float16"}`)}, ErrBadSpec, []string{`"dtype" applies to normalised frames`}},
+		{"normalize on rows", "good", map[string]mix.Window{"state": window(KindRows, `{"offsets":[0],"normalize":{"mean":[0,0,0],"std":[1,1,1]}}`)}, ErrBadSpec, []string{"video window's"}},
 		{"seconds out of tolerance", "good", map[string]mix.Window{"cam": window(KindVideo, `{"seconds":[0.02],"tolerance":0.001}`)}, ErrBadMedia, []string{"seconds offset 0.02", "no frame within"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +132,9 @@ func TestCanonical(t *testing.T) {
 		{KindVideo, `{"size":[224,224.0],"pad":true,"frames":[-1.0,0]}`, `{"frames":[-1,0],"size":[224,224]}`},
 		{KindVideo, `{"seconds":[-0.2,-0.1,0.0,1e-1,-0.0],"tolerance":0.010}`, `{"seconds":[-0.2,-0.1,0,0.1,0],"tolerance":0.01}`},
 		{KindVideo, `{"seconds":[0.30000000000000004],"pad":false}`, `{"seconds":[0.30000000000000004],"pad":false}`},
+		{KindVideo, `{"dtype":"bfloat16","normalize":{"std":[0.229,0.224,0.225],"mean":[0.485,0.456,0.406]},"frames":[0],"size":[8,8]}`,
+			`{"frames":[0],"size":[8,8],"normalize":{"mean":[0.485,0.456,0.406],"std":[0.229,0.224,0.225]},"dtype":"bfloat16"}`},
+		{KindVideo, `{"frames":[0],"normalize":{"mean":[0.5,-0.0,5e-1],"std":[1,1.0,2e0]}}`, `{"frames":[0],"normalize":{"mean":[0.5,0,0.5],"std":[1,1,2]},"dtype":"float32"}`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			var got []byte
@@ -157,6 +171,15 @@ func TestCanonical(t *testing.T) {
 		"cam":   window(KindVideo, `{"seconds":[-0.1,0],"size":[96,96],"pad":false}`),
 		"state": window(KindRows, `{"offsets":[0,1,2]}`)})
 	require.NotEqual(t, goID, otherID)
+	// The normalisation is part of the run id; float32 is its default dtype.
+	norm := func(extra string) mix.RunID {
+		id, _ := id(map[string]mix.Window{"cam": window(KindVideo, `{"seconds":[-0.1,0],"size":[96,96],"normalize":{"mean":[0.5,0.5,0.5],"std":[0.25,0.25,0.25]}`+extra+`}`)})
+		return id
+	}
+	require.NotEqual(t, goID, norm(""))
+	require.Equal(t, norm(""), norm(`,"dtype":"float32"`))
+	require.NotEqual(t, norm(""), norm(`,"dtype":"float16"`))
+	require.NotEqual(t, norm(`,"dtype":"float16"`), norm(`,"dtype":"bfloat16"`))
 }
 
 // TestStepLimits: a step's media bytes are checked against MaxStepBytes

@@ -36,6 +36,12 @@ func FuzzParseSpecs(f *testing.F) {
 		`{"frames":[0],"tolerance":0.1}`,
 		`{"seconds":[0.02],"tolerance":0.001}`,
 		`{"pad": true, "seconds": [-0.1, 0.0], "size": [96, 96]}`,
+		`{"frames":[0],"normalize":{"mean":[0.485,0.456,0.406],"std":[0.229,0.224,0.225]},"dtype":"float16"}`,
+		`{"frames":[0],"normalize":{"mean":[0,0,0],"std":[1,1,0]}}`,
+		`{"frames":[0],"normalize":{"mean":[0,-0.0,3.4028235e38],"std":[1e-45,1,1]},"dtype":"bfloat16"}`,
+		`{"frames":[0],"normalize":{"mean":[0,0],"std":[1,1,1]}}`,
+		`{"frames":[0],"dtype":"float32"}`,
+		`{"frames":[0],"normalize":null,"dtype":null}`,
 		// Edges.
 		`{"offsets":[1073741824,-1073741824]}`,
 		`{"offsets":[1e400]}`,
@@ -124,6 +130,17 @@ func checkVideoSpec(t *testing.T, spec string, s VideoSpec) {
 	}
 	if s.Size != nil && (len(s.Size) != 2 || s.Size[0] < 1 || s.Size[1] < 1 || s.Size[0] > maxSize || s.Size[1] > maxSize) {
 		t.Fatalf("%s: size %v", spec, s.Size)
+	}
+	if n := s.Normalize; n != nil {
+		m32, s32 := n.Mean32(), n.Std32()
+		for c := range 3 {
+			if math.IsInf(float64(m32[c]), 0) || math.IsNaN(float64(m32[c])) || !(s32[c] > 0) || math.IsInf(float64(s32[c]), 0) || math.Signbit(n.Mean[c]) && n.Mean[c] == 0 {
+				t.Fatalf("%s: normalize %+v", spec, *n)
+			}
+		}
+		if n.DType != DTypeFloat16 && n.DType != DTypeBFloat16 && n.DType != DTypeFloat32 {
+			t.Fatalf("%s: dtype %q", spec, n.DType)
+		}
 	}
 	if s.Tolerance < 0 || s.Tolerance > maxTolerance || s.Tolerance != 0 && s.Frames != nil || math.IsNaN(s.Tolerance) {
 		t.Fatalf("%s: tolerance %v", spec, s.Tolerance)

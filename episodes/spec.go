@@ -20,6 +20,33 @@ const (
 	maxTolerance = 3600.0  // seconds
 )
 
+// The dtypes of a normalised video window (VideoSpec.Normalize).
+const (
+	DTypeFloat16  = "float16"
+	DTypeBFloat16 = "bfloat16"
+	DTypeFloat32  = "float32"
+)
+
+// Normalize is a video window's normalisation: each RGB value x (uint8,
+// after the resize) becomes (float32(x)/255 - Mean[c]) / Std[c], computed
+// in IEEE float32 with Mean and Std rounded to float32 and no fused
+// multiply-add, then rounded to DType to nearest even (docs/python.md,
+// "Video windows").
+type Normalize struct {
+	Mean, Std [3]float64
+	// DType is DTypeFloat16, DTypeBFloat16 or DTypeFloat32.
+	DType string
+}
+
+// Mean32 and Std32 are the numbers the rule uses: Mean and Std rounded to
+// float32.
+func (n *Normalize) Mean32() [3]float32 { return to32(n.Mean) }
+
+// Std32: see Mean32.
+func (n *Normalize) Std32() [3]float32 { return to32(n.Std) }
+
+func to32(v [3]float64) [3]float32 { return [3]float32{float32(v[0]), float32(v[1]), float32(v[2])} }
+
 // RowsSpec is a "rows" window: the key column's values at Offsets from
 // the sample's row, within its episode.
 type RowsSpec struct {
@@ -36,6 +63,9 @@ type VideoSpec struct {
 	Seconds []float64
 	// Size is the [H, W] to resize decoded frames to; nil keeps them.
 	Size []int32
+	// Normalize, when set, makes the frames normalised floats of its DType
+	// instead of uint8 RGB.
+	Normalize *Normalize
 	// Pad false refuses windows that cross their episode's frame span.
 	Pad bool
 	// Tolerance bounds how far a Seconds offset's time may be from its
@@ -52,8 +82,16 @@ type rawSpec struct {
 	Frames    []json.Number `json:"frames"`
 	Seconds   []json.Number `json:"seconds"`
 	Size      []json.Number `json:"size"`
+	Normalize *rawNormalize `json:"normalize"`
+	DType     *string       `json:"dtype"`
 	Pad       *bool         `json:"pad"`
 	Tolerance *json.Number  `json:"tolerance"`
+}
+
+// rawNormalize is the JSON of a video window's "normalize".
+type rawNormalize struct {
+	Mean []json.Number `json:"mean"`
+	Std  []json.Number `json:"std"`
 }
 
 func decodeSpec(data []byte, kind string, fields string) (rawSpec, error) {
@@ -113,8 +151,8 @@ func ParseRows(data []byte) (RowsSpec, error) {
 	if err != nil {
 		return RowsSpec{}, err
 	}
-	if r.Frames != nil || r.Seconds != nil || r.Size != nil || r.Tolerance != nil {
-		return RowsSpec{}, fmt.Errorf("%w: a %q window is %s; frames, seconds, size and tolerance are a video window's", ErrBadSpec, KindRows, fields)
+	if r.Frames != nil || r.Seconds != nil || r.Size != nil || r.Tolerance != nil || r.Normalize != nil || r.DType != nil {
+		return RowsSpec{}, fmt.Errorf("%w: a %q window is %s; frames, seconds, size, normalize, dtype and tolerance are a video window's", ErrBadSpec, KindRows, fields)
 	}
 	s := RowsSpec{Pad: r.Pad == nil || *r.Pad}
 	if s.Offsets, err = parseInts(KindRows, "offsets", r.Offsets, maxOffset); err != nil {
@@ -125,7 +163,7 @@ func ParseRows(data []byte) (RowsSpec, error) {
 
 // ParseVideo reads a "video" spec (the window's fields without "kind").
 func ParseVideo(data []byte) (VideoSpec, error) {
-	const fields = `{"frames": [k, …]} or {"seconds": [s, …]}, with optional "size": [H, W], "pad": bool, "tolerance": seconds`
+	const fields = `{"frames": [k, …]} or {"seconds": [s, …]}, with optional "size": [H, W], "normalize": {"mean": [r, g, b], "std": [r, g, b]}, "dtype": "float16"|"bfloat16"|"float32", "pad": bool, "tolerance": seconds`
 	r, err := decodeSpec(data, KindVideo, fields)
 	if err != nil {
 		return VideoSpec{}, err
@@ -170,7 +208,56 @@ func ParseVideo(data []byte) (VideoSpec, error) {
 		}
 		s.Size = []int32{int32(hw[0]), int32(hw[1])}
 	}
+	if s.Normalize, err = parseNormalize(r.Normalize, r.DType); err != nil {
+		return VideoSpec{}, err
+	}
 	return s, nil
+}
+
+// parseNormalize reads "normalize" and "dtype": three finite means and
+// three stds, each finite in float32 and the stds above 0 there (so the
+// division is by a positive float32), and a dtype only with normalize
+// (default float32).
+func parseNormalize(r *rawNormalize, dtype *string) (*Normalize, error) {
+	if r == nil {
+		if dtype != nil {
+			return nil, fmt.Errorf("%w: %q window: \"dtype\" applies to normalised frames only; give \"normalize\": {\"mean\": [r, g, b], \"std\": [r, g, b]} too (without it frames are uint8)", ErrBadSpec, KindVideo)
+		}
+		return nil, nil
+	}
+	n := &Normalize{DType: DTypeFloat32}
+	for _, f := range []struct {
+		name string
+		in   []json.Number
+		out  *[3]float64
+	}{{"mean", r.Mean, &n.Mean}, {"std", r.Std, &n.Std}} {
+		if len(f.in) != 3 {
+			return nil, fmt.Errorf("%w: %q window: \"normalize\".%q needs 3 numbers (R, G, B), it has %d", ErrBadSpec, KindVideo, f.name, len(f.in))
+		}
+		for c, num := range f.in {
+			v, err := strconv.ParseFloat(num.String(), 64)
+			v32 := float64(float32(v))
+			switch {
+			case err != nil || math.IsNaN(v) || math.IsInf(v32, 0):
+				return nil, fmt.Errorf("%w: %q window: \"normalize\".%s[%d] is %s; it must be a finite number (in float32's range)", ErrBadSpec, KindVideo, f.name, c, num)
+			case f.name == "std" && v32 <= 0:
+				return nil, fmt.Errorf("%w: %q window: \"normalize\".std[%d] is %s; it must be above 0 (in float32)", ErrBadSpec, KindVideo, c, num)
+			}
+			if v == 0 {
+				v = 0 // no negative zero
+			}
+			f.out[c] = v
+		}
+	}
+	if dtype != nil {
+		switch *dtype {
+		case DTypeFloat16, DTypeBFloat16, DTypeFloat32:
+			n.DType = *dtype
+		default:
+			return nil, fmt.Errorf("%w: %q window: \"dtype\" is %q; it must be %q, %q or %q", ErrBadSpec, KindVideo, *dtype, DTypeFloat16, DTypeBFloat16, DTypeFloat32)
+		}
+	}
+	return n, nil
 }
 
 // Canonical is the spec's canonical JSON: fields in the order offsets;
@@ -186,9 +273,10 @@ func (s RowsSpec) Canonical() json.RawMessage {
 	return json.RawMessage(b.String())
 }
 
-// Canonical is the spec's canonical JSON: frames or seconds, size, pad
-// (omitted when true), tolerance (omitted when 0); integers as integers,
-// floats in Go's shortest 'g' form.
+// Canonical is the spec's canonical JSON: frames or seconds, size,
+// normalize and dtype (dtype always written with normalize, omitted
+// without), pad (omitted when true), tolerance (omitted when 0); integers
+// as integers, floats in Go's shortest 'g' form.
 func (s VideoSpec) Canonical() json.RawMessage {
 	var b strings.Builder
 	if s.Frames != nil {
@@ -207,6 +295,13 @@ func (s VideoSpec) Canonical() json.RawMessage {
 	if s.Size != nil {
 		fmt.Fprintf(&b, `,"size":[%d,%d]`, s.Size[0], s.Size[1])
 	}
+	if n := s.Normalize; n != nil {
+		b.WriteString(`,"normalize":{"mean":`)
+		writeFloats(&b, n.Mean[:])
+		b.WriteString(`,"std":`)
+		writeFloats(&b, n.Std[:])
+		b.WriteString(`},"dtype":"` + n.DType + `"`)
+	}
 	if !s.Pad {
 		b.WriteString(`,"pad":false`)
 	}
@@ -224,6 +319,17 @@ func writeInts(b *strings.Builder, v []int64) {
 			b.WriteByte(',')
 		}
 		b.WriteString(strconv.FormatInt(k, 10))
+	}
+	b.WriteByte(']')
+}
+
+func writeFloats(b *strings.Builder, v []float64) {
+	b.WriteByte('[')
+	for i, f := range v {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(formatFloat(f))
 	}
 	b.WriteByte(']')
 }

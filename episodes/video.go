@@ -25,8 +25,10 @@ import (
 // SegmentType is the Arrow type of one decode segment on the wire
 // (VIDEO-CONTRACT section 5): a media object's decoder configuration (the
 // avcC/hvcC/av1C box body, without its 8-byte header) and access units in
-// decode order with their DTS and PTS in the track timescale, and the
-// [H, W] to resize decoded frames to, or null.
+// decode order with their DTS and PTS in the track timescale, the
+// [H, W] to resize decoded frames to, or null, and the normalisation of
+// the frames (VideoSpec.Normalize): mean and std as float32 (the numbers
+// the rule uses) and the dtype, all three null for uint8 frames.
 var SegmentType = arrow.StructOf(
 	arrow.Field{Name: "media", Type: arrow.BinaryTypes.String},
 	arrow.Field{Name: "codec", Type: arrow.BinaryTypes.String},
@@ -38,6 +40,9 @@ var SegmentType = arrow.StructOf(
 	arrow.Field{Name: "dts", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
 	arrow.Field{Name: "unit_pts", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
 	arrow.Field{Name: "size", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32), Nullable: true},
+	arrow.Field{Name: "mean", Type: arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32), Nullable: true},
+	arrow.Field{Name: "std", Type: arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32), Nullable: true},
+	arrow.Field{Name: "dtype", Type: arrow.BinaryTypes.String, Nullable: true},
 )
 
 // WindowType is the Arrow type of a video window key's column with t
@@ -78,6 +83,9 @@ func (vk *videoKind) New(ctx context.Context, env mix.Env, key string, in []mix.
 		if i > 0 && spec.Len() != m.comps[0].spec.Len() {
 			return nil, fmt.Errorf("%w: %s has %d frames per window, component 0 has %d; every component's window has one length", ErrBadSpec, name, spec.Len(), m.comps[0].spec.Len())
 		}
+		if i > 0 && dtypeOf(spec) != dtypeOf(m.comps[0].spec) {
+			return nil, fmt.Errorf("%w: %s's frames are %s, component 0's %s; every component's window has one dtype (one tensor)", ErrBadSpec, name, dtypeOf(spec), dtypeOf(m.comps[0].spec))
+		}
 		proj, err := c.Version.Projection([]string{key})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadSpec, name, err)
@@ -104,6 +112,14 @@ func (vk *videoKind) New(ctx context.Context, env mix.Env, key string, in []mix.
 		{Name: key + "_is_pad", Type: arrow.FixedSizeListOf(n, arrow.FixedWidthTypes.Boolean)},
 	}
 	return m, nil
+}
+
+// dtypeOf is the element type of a spec's frames.
+func dtypeOf(s VideoSpec) string {
+	if s.Normalize == nil {
+		return "uint8"
+	}
+	return s.Normalize.DType
 }
 
 // videoComp is one component of a video window.
@@ -154,6 +170,7 @@ type segment struct {
 	x     *video.Index
 	plan  video.Plan
 	size  []int32
+	norm  *Normalize
 	reads []*mediaRead // the media object's reads in the step, by offset
 }
 
@@ -218,6 +235,7 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 	type group struct {
 		media   mediaKey
 		size    []int32
+		norm    *Normalize
 		samples []int
 	}
 	var groups []*group
@@ -247,10 +265,10 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 		for j, fr := range f {
 			p.pts[i][j] = x.Frame(fr).PTS
 		}
-		gk := fmt.Sprintf("%s\x00%s\x00%v", mk.project, mk.sha, c.spec.Size)
+		gk := fmt.Sprintf("%s\x00%s\x00%v\x00%v", mk.project, mk.sha, c.spec.Size, c.spec.Normalize)
 		g := groupOf[gk]
 		if g == nil {
-			g = &group{media: mk, size: c.spec.Size}
+			g = &group{media: mk, size: c.spec.Size, norm: c.spec.Normalize}
 			groupOf[gk] = g
 			groups = append(groups, g)
 		}
@@ -295,7 +313,7 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 			n = int32(len(p.segs))
 			number[k] = n
 			pl := plans[ref[i].plan]
-			p.segs = append(p.segs, segment{media: pl.g.media, x: indexes[pl.g.media], plan: pl.batch.Decodes[ref[i].decode], size: pl.g.size})
+			p.segs = append(p.segs, segment{media: pl.g.media, x: indexes[pl.g.media], plan: pl.batch.Decodes[ref[i].decode], size: pl.g.size, norm: pl.g.norm})
 			p.intro[i] = n
 		}
 		p.segOf[i] = n
@@ -597,6 +615,20 @@ func appendSegment(b *array.StructBuilder, sg *segment) error {
 		size.Append(true)
 		size.ValueBuilder().(*array.Int32Builder).AppendValues(sg.size, nil)
 	}
+	mean, std := b.FieldBuilder(10).(*array.FixedSizeListBuilder), b.FieldBuilder(11).(*array.FixedSizeListBuilder)
+	dtype := b.FieldBuilder(12).(*array.StringBuilder)
+	if sg.norm == nil {
+		mean.AppendNull()
+		std.AppendNull()
+		dtype.AppendNull()
+		return nil
+	}
+	m32, s32 := sg.norm.Mean32(), sg.norm.Std32()
+	mean.Append(true)
+	mean.ValueBuilder().(*array.Float32Builder).AppendValues(m32[:], nil)
+	std.Append(true)
+	std.ValueBuilder().(*array.Float32Builder).AppendValues(s32[:], nil)
+	dtype.Append(sg.norm.DType)
 	return nil
 }
 

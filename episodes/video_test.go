@@ -37,6 +37,8 @@ type segOut struct {
 	units        [][]byte
 	dts, upts    []int64
 	size         []int32
+	mean, std    []float32 // the normalisation, nil for uint8 frames
+	dtype        string
 }
 
 func col(t testing.TB, rec arrow.RecordBatch, name string) arrow.Array {
@@ -46,7 +48,7 @@ func col(t testing.TB, rec arrow.RecordBatch, name string) arrow.Array {
 	return rec.Column(i[0])
 }
 
-func fslInts[T int32 | int64](a *array.FixedSizeList, i int, vals []T) []T {
+func fslInts[T int32 | int64 | float32](a *array.FixedSizeList, i int, vals []T) []T {
 	s, e := a.ValueOffsets(i)
 	return slices.Clone(vals[s:e])
 }
@@ -130,6 +132,14 @@ func readSegment(s *array.Struct, k int) segOut {
 	}
 	if sz := s.Field(9).(*array.FixedSizeList); sz.IsValid(k) {
 		g.size = fslInts(sz, k, sz.ListValues().(*array.Int32).Int32Values())
+	}
+	mean, std, dtype := s.Field(10).(*array.FixedSizeList), s.Field(11).(*array.FixedSizeList), s.Field(12).(*array.String)
+	if mean.IsValid(k) {
+		g.mean = fslInts(mean, k, mean.ListValues().(*array.Float32).Float32Values())
+		g.std = fslInts(std, k, std.ListValues().(*array.Float32).Float32Values())
+		g.dtype = dtype.Value(k)
+	} else if std.IsValid(k) || dtype.IsValid(k) {
+		g.dtype = "mean, std and dtype are not null together" // a failure where dtype is checked
 	}
 	return g
 }
@@ -228,7 +238,7 @@ func TestVideoWindows(t *testing.T) {
 	cases := []tc{
 		{name: "frames", clips: clips, spec: `{"frames":[-14,-5,-1,0,1,2,13],"size":[32,48]}`, ks: []int{-14, -5, -1, 0, 1, 2, 13},
 			rows: `{"offsets":[-2,0,1,30]}`, rowsKs: []int{-2, 0, 1, 30}},
-		{name: "seconds", clips: cfr, spec: `{"seconds":[-0.2,-0.04,0,0.08,0.52]}`, ks: []int{-5, -1, 0, 2, 13}},
+		{name: "seconds", clips: cfr, spec: `{"seconds":[-0.2,-0.04,0,0.08,0.52],"normalize":{"mean":[0.485,0.456,0.406],"std":[0.229,0.224,0.225]},"dtype":"bfloat16"}`, ks: []int{-5, -1, 0, 2, 13}},
 		// The middle episode has 5 frames: windows spanning 5 fit everywhere.
 		{name: "no padding", clips: clips, spec: `{"frames":[-4,-1,0],"pad":false}`, ks: []int{-4, -1, 0},
 			rows: `{"offsets":[-1,0,3],"pad":false}`, rowsKs: []int{-1, 0, 3}, slide: true},
@@ -263,6 +273,15 @@ func TestVideoWindows(t *testing.T) {
 						require.Equal(t, []int32{32, 48}, segs[st][s.seg].size)
 					} else {
 						require.Nil(t, segs[st][s.seg].size)
+					}
+					if tc.name == "seconds" {
+						sg := segs[st][s.seg]
+						require.Equal(t, []float32{0.485, 0.456, 0.406}, sg.mean)
+						require.Equal(t, []float32{0.229, 0.224, 0.225}, sg.std)
+						require.Equal(t, "bfloat16", sg.dtype)
+					} else {
+						require.Nil(t, segs[st][s.seg].mean)
+						require.Empty(t, segs[st][s.seg].dtype)
 					}
 					if slices.Contains(pad, true) {
 						pads++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -85,7 +86,12 @@ func (c *requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 			return nil
 		}
 	}
-	err := c.proto.Unmarshal(data, v)
+	var err error
+	if fd, isData := v.(*arrowflight.FlightData); isData {
+		err = unmarshalFlightData(data, fd)
+	} else {
+		err = c.proto.Unmarshal(data, v)
+	}
 	if err == nil || !ok {
 		return err
 	}
@@ -140,11 +146,71 @@ func (c *requestCodec) oversized(data mem.BufferSlice, v any) string {
 	return fmt.Sprintf("the request (a %s) is %d bytes, over the server's limit of %d bytes for one command (--max-command-size, plus %d for the rest of the message); send a smaller one", name, n, limit-commandSlack, commandSlack)
 }
 
-// FlightData's field numbers (Flight.proto) that a command travels in.
+// FlightData's field numbers (Flight.proto).
 const (
 	fieldFlightDescriptor = 1
+	fieldDataHeader       = 2
 	fieldAppMetadata      = 3
+	fieldDataBody         = 1000
 )
+
+// errWireFormat is protobuf's word for data that does not parse.
+var errWireFormat = errors.New("cannot parse invalid wire-format data")
+
+// unmarshalFlightData decodes the FlightData data into m as protobuf
+// would (the last of a repeated bytes field wins, repeated descriptors
+// merge, unknown fields are kept), copying each bytes field once, straight
+// out of grpc's receive buffers. grpc's proto codec first gathers the
+// frames of the message into one buffer and protobuf then copies every
+// bytes field out of it: for a put's data_body, two copies of the piece
+// on top of the frames, where this makes one (put.go, putCost).
+func unmarshalFlightData(data mem.BufferSlice, m *arrowflight.FlightData) error {
+	proto.Reset(m)
+	r := sliceReader{bufs: data}
+	var unknown []byte
+	for !r.done() {
+		start := r.pos()
+		tag, ok := r.varint()
+		if !ok {
+			return errWireFormat
+		}
+		num, typ := protowire.DecodeTag(tag)
+		if num <= 0 {
+			return errWireFormat
+		}
+		if typ != protowire.BytesType || (num != fieldFlightDescriptor && num != fieldDataHeader && num != fieldAppMetadata && num != fieldDataBody) {
+			if !r.skipField(typ) {
+				return errWireFormat
+			}
+			unknown = r.appendFrom(unknown, start)
+			continue
+		}
+		size, ok := r.varint()
+		if !ok || size > uint64(r.remaining()) {
+			return errWireFormat
+		}
+		b := r.read(int(size))
+		switch num {
+		case fieldFlightDescriptor:
+			if m.FlightDescriptor == nil {
+				m.FlightDescriptor = &arrowflight.FlightDescriptor{}
+			}
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b, m.FlightDescriptor); err != nil {
+				return err
+			}
+		case fieldDataHeader:
+			m.DataHeader = b
+		case fieldAppMetadata:
+			m.AppMetadata = b
+		case fieldDataBody:
+			m.DataBody = b
+		}
+	}
+	if len(unknown) > 0 {
+		m.ProtoReflect().SetUnknown(unknown)
+	}
+	return nil
+}
 
 // flightDataSizes returns the sizes of the flight_descriptor and
 // app_metadata fields of the FlightData data (their last occurrence, as
@@ -243,6 +309,76 @@ func (r *sliceReader) varint() (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// pos is the offset of the reader from the start of the slice.
+func (r *sliceReader) pos() int {
+	n := r.off
+	for _, b := range r.bufs[:r.i] {
+		n += b.Len()
+	}
+	return n
+}
+
+// read returns a copy of the next n bytes (n <= remaining); nil for 0,
+// as protobuf decodes an empty bytes field.
+func (r *sliceReader) read(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	out := make([]byte, n)
+	for k := 0; k < n && !r.done(); {
+		c := copy(out[k:], r.bufs[r.i].ReadOnlyData()[r.off:])
+		r.off += c
+		k += c
+	}
+	return out
+}
+
+// appendFrom appends to b the bytes from offset start (before the reader)
+// to the reader.
+func (r *sliceReader) appendFrom(b []byte, start int) []byte {
+	end := r.pos()
+	off := 0
+	for _, buf := range r.bufs {
+		d := buf.ReadOnlyData()
+		lo, hi := max(start-off, 0), min(end-off, len(d))
+		if lo < hi {
+			b = append(b, d[lo:hi]...)
+		}
+		off += len(d)
+		if off >= end {
+			break
+		}
+	}
+	return b
+}
+
+// skipField skips the value of a field of wire type typ; false if it does
+// not parse (groups included: no Flight message has one).
+func (r *sliceReader) skipField(typ protowire.Type) bool {
+	var size uint64
+	switch typ {
+	case protowire.VarintType:
+		_, ok := r.varint()
+		return ok
+	case protowire.Fixed64Type:
+		size = 8
+	case protowire.Fixed32Type:
+		size = 4
+	case protowire.BytesType:
+		var ok bool
+		if size, ok = r.varint(); !ok {
+			return false
+		}
+	default:
+		return false
+	}
+	if size > uint64(r.remaining()) {
+		return false
+	}
+	r.skip(int(size))
+	return true
 }
 
 func (r *sliceReader) skip(n int) {

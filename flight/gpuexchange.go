@@ -64,9 +64,22 @@ type deviceColumn struct {
 	t      int   // frames per window
 	h, w   int   // frame size of the step being served (the window's size when it has one)
 	offset int64 // in the slot (of the step being served)
+	// norm is the window's normalisation (nil: uint8 frames); every step
+	// and segment of the column has the first step's.
+	norm *gpu.Normalize
 }
 
-func (c deviceColumn) bytes(rows int) int64 { return int64(rows*c.t*c.h*c.w) * 3 }
+func (c deviceColumn) dtype() gpu.DType {
+	if c.norm == nil {
+		return gpu.Uint8
+	}
+	return c.norm.DType
+}
+
+// bytes is the column's bytes in a slot: rows*T*H*W*3 elements of its dtype.
+func (c deviceColumn) bytes(rows int) int64 {
+	return int64(rows*c.t*c.h*c.w) * 3 * int64(c.dtype().Size())
+}
 
 // isVideoWindow says whether dt is a video window's wire type (contract
 // section 5): a struct with segment, pts and segments.
@@ -191,6 +204,14 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 		} else if c.h != sg.outH || c.w != sg.outW {
 			return c, fmt.Sprintf("column %s has frames of different sizes", name)
 		}
+		if si == 0 {
+			c.norm = sg.norm
+		} else if !sameNorm(c.norm, sg.norm) {
+			return c, fmt.Sprintf("column %s has segments of different normalisations", name)
+		}
+		if sg.normErr != "" {
+			return c, fmt.Sprintf("column %s: %s", name, sg.normErr)
+		}
 		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return c, fmt.Sprintf("column %s: %v", name, err)
@@ -296,7 +317,7 @@ func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBat
 			if err := k.decodeColumn(ctx, u, c, batch.Column(c.index), rows); err != nil {
 				return fmt.Errorf("column %s: %w", c.name, err)
 			}
-			d, err := k.ring.Publish(u, c.offset, []int{rows, c.t, c.h, c.w, 3})
+			d, err := k.ring.Publish(u, c.offset, []int{rows, c.t, c.h, c.w, 3}, c.dtype())
 			if err != nil {
 				return err
 			}
@@ -372,7 +393,7 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 	if w.t != c.t {
 		return fmt.Errorf("%w: %d frames per window, the first step had %d", ErrUnavailableDelivery, w.t, c.t)
 	}
-	fb := uint64(c.h * c.w * 3)
+	fb := uint64(c.h*c.w*3) * uint64(c.dtype().Size())
 	want := map[int][]int64{}
 	to := map[int][]uint64{}
 	for i := range rows {
@@ -401,6 +422,9 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		if sg.outH != c.h || sg.outW != c.w {
 			return errors.Join(fmt.Errorf("%w: segment %d's frames are %dx%d, the step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h), g.Wait())
 		}
+		if sg.normErr != "" || !sameNorm(sg.norm, c.norm) {
+			return errors.Join(fmt.Errorf("%w: segment %d's normalisation (%v%s) is not the first step's (%v)", ErrUnavailableDelivery, s, sg.norm, sg.normErr, c.norm), g.Wait())
+		}
 		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return errors.Join(err, g.Wait())
@@ -408,7 +432,7 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		seg := gpu.Segment{Config: cfg, Units: sg.units, PTS: sg.unitPTS}
 		ws, to := want[s], to[s]
 		g.Go(func() error {
-			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h})
+			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h, Normalize: c.norm})
 			return err
 		})
 	}
@@ -434,6 +458,8 @@ type window struct {
 	unitPTS        *array.List
 	unitPTSValues  *array.Int64
 	size           *array.FixedSizeList // nil when the wire has no size field
+	mean, std      *array.FixedSizeList // nil when the wire has no normalisation fields
+	dtype          *array.String
 }
 
 type windowSegment struct {
@@ -443,6 +469,16 @@ type windowSegment struct {
 	units         [][]byte
 	unitPTS       []int64
 	outH, outW    int // the frames' size: the segment's size when it has one, else its own
+	norm          *gpu.Normalize
+	normErr       string // a normalisation the device cannot make: why
+}
+
+// sameNorm says whether a and b are one normalisation (both nil: uint8).
+func sameNorm(a, b *gpu.Normalize) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 func parseWindow(arr arrow.Array) (*window, error) {
@@ -518,7 +554,41 @@ func parseWindow(arr arrow.Array) (*window, error) {
 	if i, ok := w.segs.DataType().(*arrow.StructType).FieldIdx("size"); ok {
 		w.size, _ = w.segs.Field(i).(*array.FixedSizeList)
 	}
+	segType := w.segs.DataType().(*arrow.StructType)
+	if i, ok := segType.FieldIdx("dtype"); ok {
+		w.dtype, _ = w.segs.Field(i).(*array.String)
+	}
+	if i, ok := segType.FieldIdx("mean"); ok {
+		w.mean, _ = w.segs.Field(i).(*array.FixedSizeList)
+	}
+	if i, ok := segType.FieldIdx("std"); ok {
+		w.std, _ = w.segs.Field(i).(*array.FixedSizeList)
+	}
 	return w, nil
+}
+
+// normalize reads segment i's normalisation (its absolute index in the
+// segments), or why the device cannot make it.
+func (w *window) normalize(i int) (*gpu.Normalize, string) {
+	n := &gpu.Normalize{DType: gpu.DType(w.dtype.Value(i))}
+	for _, f := range []struct {
+		l   *array.FixedSizeList
+		out *[3]float32
+	}{{w.mean, &n.Mean}, {w.std, &n.Std}} {
+		if f.l == nil || !f.l.IsValid(i) {
+			return nil, "a normalised segment without mean and std"
+		}
+		v, ok := f.l.ListValues().(*array.Float32)
+		a, b := f.l.ValueOffsets(i)
+		if !ok || b-a != 3 {
+			return nil, "a normalised segment whose mean or std is not 3 float32"
+		}
+		copy(f.out[:], v.Float32Values()[a:b])
+	}
+	if err := n.Validate(); err != nil {
+		return nil, err.Error()
+	}
+	return n, ""
 }
 
 // segment is the step's segment i.
@@ -542,6 +612,9 @@ func (w *window) segmentSize(i int) windowSegment {
 	i += w.segBase
 	s := windowSegment{codec: w.codec.Value(i), config: w.config.Value(i), width: int(w.width.Value(i)), height: int(w.height.Value(i))}
 	s.outH, s.outW = s.height, s.width
+	if w.dtype != nil && w.dtype.IsValid(i) {
+		s.norm, s.normErr = w.normalize(i)
+	}
 	if w.size != nil && w.size.IsValid(i) {
 		if v, ok := w.size.ListValues().(*array.Int32); ok {
 			if a, b := w.size.ValueOffsets(i); b-a == 2 {

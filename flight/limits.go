@@ -146,11 +146,13 @@ func (s *Service) runRowBytes(ctx context.Context, run *mix.Run) (int64, error) 
 	return n, nil
 }
 
-// putCost is what one put leases for as long as it runs: one message
-// (MaxRecvMessageBytes) and twice a row group (PutBufferBytes; see
-// DoPut).
+// putCost is what one put leases for as long as it runs: a message twice
+// (MaxRecvMessageBytes: grpc's frames of the message being received and
+// the data_body the codec copies out of them, which the batch read from
+// it holds; codec.go, unmarshalFlightData) and twice a row group
+// (PutBufferBytes; see DoPut).
 func (s *Service) putCost() int64 {
-	return int64(s.opts.MaxRecvMessageBytes) + 2*s.opts.PutBufferBytes
+	return 2*int64(s.opts.MaxRecvMessageBytes) + 2*s.opts.PutBufferBytes
 }
 
 // checkReply refuses a FlightInfo larger than MaxReplyBytes.

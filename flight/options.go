@@ -84,6 +84,17 @@ type Options struct {
 	// QueueWait for a slot, then fails with ResourceExhausted.
 	MaxStreams, MaxPuts int
 	QueueWait           time.Duration
+	// MaxReceiving bounds the calls (other than DoPut, which leases its
+	// messages) whose first message is being received at once, each up to
+	// MaxRecvMessageBytes before any lease counts it (recvgate.go); a
+	// call over it waits up to QueueWait, then fails with
+	// ResourceExhausted. Keep MaxReceiving times MaxRecvMessageBytes of
+	// the process's memory out of the Budget.
+	MaxReceiving int
+	// ReceiveTimeout bounds how long an admitted call's first message may
+	// take to arrive (it holds one of MaxReceiving places meanwhile); the
+	// call then fails with DeadlineExceeded. Keep it under QueueWait.
+	ReceiveTimeout time.Duration
 	// StreamSteps and StreamBlocks are what a rank stream holds at most:
 	// steps being built, prefetched or sent (mix's Prefetch + 2) and
 	// decoded blocks pinned for them (mix's ReadAhead). A stream leases
@@ -110,8 +121,9 @@ type Options struct {
 // DefaultOptions: 64 MiB put messages, 3 MiB scan batches and step
 // messages, 128 MiB endpoints, 4 batches decoded ahead, 10 s shutdown
 // grace, 1 h put timeout; limits: 4 MiB commands, world_size 4096, 16 MiB
-// replies, 256 MiB steps, 10,000 list entries, 256 streams and 16 puts at
-// once with 10 s of waiting for a slot.
+// replies, 256 MiB steps, 10,000 list entries, 256 streams, 16 puts and
+// 2 first messages being received at once with 10 s of waiting for a
+// slot.
 func DefaultOptions() Options {
 	return Options{
 		MaxCommandBytes:     4 << 20,
@@ -121,6 +133,8 @@ func DefaultOptions() Options {
 		MaxListEntries:      10000,
 		MaxStreams:          256,
 		MaxPuts:             16,
+		MaxReceiving:        2,
+		ReceiveTimeout:      5 * time.Second,
 		QueueWait:           10 * time.Second,
 		StreamSteps:         6,
 		StreamBlocks:        8,
@@ -139,6 +153,8 @@ func DefaultOptions() Options {
 // Validate reports an unusable option.
 func (o Options) Validate() error {
 	switch {
+	case o.ReceiveTimeout <= 0:
+		return fmt.Errorf("flight options: ReceiveTimeout is %s; it must be positive", o.ReceiveTimeout)
 	case o.MaxRecvMessageBytes < 1<<20:
 		return fmt.Errorf("flight options: MaxRecvMessageBytes is %d; it must be at least 1 MiB", o.MaxRecvMessageBytes)
 	case o.BatchBytes < 1:
@@ -155,8 +171,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: StepMessageBytes is %d; it must be positive", o.StepMessageBytes)
 	case o.MaxCommandBytes < 1<<10 || o.MaxReplyBytes < 1<<10:
 		return fmt.Errorf("flight options: MaxCommandBytes (%d) and MaxReplyBytes (%d) must be at least 1 KiB", o.MaxCommandBytes, o.MaxReplyBytes)
-	case o.MaxWorldSize < 1 || o.MaxListEntries < 1 || o.MaxStreams < 1 || o.MaxPuts < 1:
-		return fmt.Errorf("flight options: MaxWorldSize (%d), MaxListEntries (%d), MaxStreams (%d) and MaxPuts (%d) must be at least 1", o.MaxWorldSize, o.MaxListEntries, o.MaxStreams, o.MaxPuts)
+	case o.MaxWorldSize < 1 || o.MaxListEntries < 1 || o.MaxStreams < 1 || o.MaxPuts < 1 || o.MaxReceiving < 1:
+		return fmt.Errorf("flight options: MaxWorldSize (%d), MaxListEntries (%d), MaxStreams (%d), MaxPuts (%d) and MaxReceiving (%d) must be at least 1", o.MaxWorldSize, o.MaxListEntries, o.MaxStreams, o.MaxPuts, o.MaxReceiving)
 	case o.MaxStepBytes < 1 || o.PutBufferBytes < 0 || o.StreamSteps < 1 || o.StreamBlocks < 0 || o.QueueWait < 0:
 		return fmt.Errorf("flight options: MaxStepBytes (%d) and StreamSteps (%d) must be positive; PutBufferBytes, StreamBlocks and QueueWait 0 or more", o.MaxStepBytes, o.StreamSteps)
 	case o.PutTimeout <= 0:

@@ -40,13 +40,14 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 			return err
 		}
 		defer release()
-		// Room, before anything is received, for one message (gRPC
-		// allocates it whole) and for the row group being encoded: the
+		// Room, before anything is received, for one message twice (gRPC
+		// receives it whole, and the codec copies its body out once) and
+		// for the row group being encoded: the
 		// encoder holds its pages (about its Arrow bytes, as noise does
 		// not compress) and, while its buffers grow, copies of them. It is
 		// leased whole, up front: puts that each held part of what they
 		// need and waited for the rest would wait for each other.
-		lease, err := s.lease(putCtx, s.putCost(), "a DoPut (one message and one row group being encoded)")
+		lease, err := s.lease(putCtx, s.putCost(), "a DoPut (one message received and decoded, and one row group being encoded)")
 		if err != nil {
 			return err
 		}

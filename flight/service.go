@@ -175,8 +175,9 @@ func (s *Service) NewServer() *grpc.Server {
 		grpc.ChainStreamInterceptor(s.logStream, s.recoverStream, s.authn.Stream),
 	}, s.opts.ServerOptions...)
 	opts = append(opts, requestCodecOptions(s.opts)...) // malformed or oversized requests (codec.go)
+	opts = append(opts, s.gateOptions()...)             // first messages received at once (recvgate.go)
 	srv := grpc.NewServer(opts...)
-	arrowflight.RegisterFlightServiceServer(srv, s)
+	srv.RegisterService(s.serviceDesc(), s)
 	return srv
 }
 

@@ -25,6 +25,23 @@ type DecodeOptions struct {
 	// (python/weft/_video.py's resize, reference ResizeRGB; a window's
 	// size=(H, W)). Both zero, or the stream's own size: no resize.
 	Width, Height int
+	// Normalize, when set, makes each frame's values floats of its DType
+	// (NormalizeRGB of the uint8 RGB, after the resize) in the same kernel
+	// write: a frame is then Width*Height*3*DType.Size() bytes.
+	Normalize *Normalize
+}
+
+// outDType is the frames' element type under opts (at most one, checked
+// by outSize) and the normalisation, if any.
+func outDType(opts []DecodeOptions) (DType, *Normalize, error) {
+	if len(opts) == 0 || opts[0].Normalize == nil {
+		return Uint8, nil, nil
+	}
+	n := *opts[0].Normalize
+	if err := n.Validate(); err != nil {
+		return "", nil, err
+	}
+	return n.DType, &n, nil
 }
 
 // outSize is the frame size o gives a stream of w×h, and whether it is a

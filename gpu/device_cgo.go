@@ -16,6 +16,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/video"
 )
 
@@ -29,14 +30,17 @@ type Device struct {
 	drv  *C.wg_driver
 	info Info
 
-	mu     sync.Mutex
-	closed bool
-	caps   map[capsKey]Caps
-	pool   map[poolKey][]*C.wg_session
-	tables map[ColorSpec]C.ulonglong // tables uploaded to device memory
-	filter map[[2]int]deviceFilter   // resize filters uploaded to device memory, by (in, out) size
-	specs  map[string]ColorSpec      // per configuration box: the stream's colour, once seen
-	stats  Stats
+	mu      sync.Mutex
+	closed  bool
+	caps    map[capsKey]Caps
+	pool    map[poolKey][]*C.wg_session
+	tables  map[ColorSpec]C.ulonglong // tables uploaded to device memory
+	filter  map[[2]int]deviceFilter   // resize filters uploaded to device memory, by (in, out) size
+	specs   map[string]ColorSpec      // per configuration box: the stream's colour, once seen
+	stats   Stats
+	leases  []*membudget.Lease                 // tables' and filters' device memory (Options.Budget)
+	scratch map[*C.wg_session]*membudget.Lease // each session's resize scratch
+	active  sync.WaitGroup                     // sessions taken and not yet put back: Close waits for them
 }
 
 // deviceFilter is a ResizeFilter in device memory.
@@ -84,7 +88,8 @@ func Open(ctx context.Context, opts Options) (*Device, error) {
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, what, reason)
 	}
 	d := &Device{opts: opts, drv: drv, caps: map[capsKey]Caps{}, pool: map[poolKey][]*C.wg_session{},
-		tables: map[ColorSpec]C.ulonglong{}, filter: map[[2]int]deviceFilter{}, specs: map[string]ColorSpec{}}
+		tables: map[ColorSpec]C.ulonglong{}, filter: map[[2]int]deviceFilter{}, specs: map[string]ColorSpec{},
+		scratch: map[*C.wg_session]*membudget.Lease{}}
 	d.info = Info{Name: C.GoString(&drv.name[0]), DriverVersion: int(drv.driver_version)}
 	for i := range d.info.UUID {
 		d.info.UUID[i] = byte(drv.uuid[i])
@@ -105,6 +110,65 @@ func Open(ctx context.Context, opts Options) (*Device, error) {
 
 func (d *Device) driverErr(call string, r C.int) error {
 	return fmt.Errorf("%w: %s: %s (%d)", ErrDriver, call, C.GoString(C.wg_err_name(d.drv, C.CUresult(r))), int(r))
+}
+
+// lease takes n bytes of device memory for what from Options.Budget,
+// without waiting: ErrOverLimit when they are not free.
+func (d *Device) lease(n int64, what string) (*membudget.Lease, error) {
+	l, ok := d.opts.Budget.TryAcquire(n)
+	if !ok {
+		st := d.opts.Budget.Stats()
+		return nil, fmt.Errorf("%w: %s needs %d bytes, %d of %d in use", ErrOverLimit, what, n, st.Used, st.Total)
+	}
+	return l, nil
+}
+
+// reserveScratch makes s's resize scratch at least n bytes, leased from
+// Options.Budget (the session's earlier lease goes back once the larger
+// one is held); the C side grows the allocation to the same size.
+func (d *Device) reserveScratch(s *C.wg_session, n int64) error {
+	d.mu.Lock()
+	old := d.scratch[s]
+	d.mu.Unlock()
+	if old != nil && old.Bytes() >= n {
+		return nil
+	}
+	l, err := d.lease(n, "a session's resize scratch")
+	if err != nil {
+		return err
+	}
+	if r := C.wg_session_reserve_scratch(s, C.size_t(n)); r != 0 {
+		l.Release()
+		return d.driverErr("cuMemAlloc(resize scratch)", r)
+	}
+	d.mu.Lock()
+	d.scratch[s] = l
+	d.mu.Unlock()
+	if old != nil {
+		old.Release()
+	}
+	return nil
+}
+
+// freeSession frees s and gives its scratch lease back. Callers hold no lock.
+func (d *Device) freeSession(s *C.wg_session) {
+	C.wg_session_free(s)
+	C.free(unsafe.Pointer(s))
+	d.mu.Lock()
+	l := d.scratch[s]
+	delete(d.scratch, s)
+	d.mu.Unlock()
+	if l != nil {
+		l.Release()
+	}
+}
+
+// isClosed says whether Close was called (the calls that take no lock
+// check it: the driver is gone after Close).
+func (d *Device) isClosed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
 }
 
 // Info describes the opened device.
@@ -174,6 +238,7 @@ func (d *Device) session(cfg video.Config, id int) (*C.wg_session, poolKey, erro
 		s := l[len(l)-1]
 		d.pool[k] = l[:len(l)-1]
 		d.stats.SessionsReused++
+		d.active.Add(1)
 		return s, k, nil
 	}
 	s := (*C.wg_session)(C.calloc(1, C.sizeof_wg_session))
@@ -183,12 +248,13 @@ func (d *Device) session(cfg video.Config, id int) (*C.wg_session, poolKey, erro
 		return nil, k, d.driverErr("cuvidCtxLockCreate/cuStreamCreate", r)
 	}
 	d.stats.SessionsCreated++
+	d.active.Add(1)
 	return s, k, nil
 }
 
 func (d *Device) put(k poolKey, s *C.wg_session, ok bool) {
+	defer d.active.Done()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.stats.Decoded += int64(s.n_decoded)
 	d.stats.Displayed += int64(s.n_displayed)
 	d.stats.Kept += int64(s.n_kept)
@@ -196,10 +262,11 @@ func (d *Device) put(k poolKey, s *C.wg_session, ok bool) {
 	s.n_decoded, s.n_displayed, s.n_kept, s.n_decoders_created = 0, 0, 0, 0
 	if ok && !d.closed && len(d.pool[k]) < d.opts.MaxDecoders {
 		d.pool[k] = append(d.pool[k], s)
+		d.mu.Unlock()
 		return
 	}
-	C.wg_session_free(s)
-	C.free(unsafe.Pointer(s))
+	d.mu.Unlock()
+	d.freeSession(s)
 }
 
 // run decodes seg once in s with the output already set up in s.
@@ -309,6 +376,9 @@ type Buffer struct {
 
 // Alloc allocates n bytes of device memory.
 func (d *Device) Alloc(n int) (Buffer, error) {
+	if d.isClosed() {
+		return Buffer{}, ErrClosed
+	}
 	var p C.ulonglong
 	if r := C.wg_alloc(d.drv, C.size_t(n), &p); r != 0 {
 		return Buffer{}, d.driverErr("cuMemAlloc", r)
@@ -318,6 +388,9 @@ func (d *Device) Alloc(n int) (Buffer, error) {
 
 // Free releases b.
 func (d *Device) Free(b Buffer) error {
+	if d.isClosed() {
+		return ErrClosed
+	}
 	if r := C.wg_free(d.drv, C.ulonglong(b.Ptr)); r != 0 {
 		return d.driverErr("cuMemFree", r)
 	}
@@ -327,6 +400,9 @@ func (d *Device) Free(b Buffer) error {
 // ReadBack copies b to the host: for tests and `make gpu-check` only
 // (counted in Stats.FrameCopyBytes, which delivery must leave at 0).
 func (d *Device) ReadBack(b Buffer) ([]byte, error) {
+	if d.isClosed() {
+		return nil, ErrClosed
+	}
 	p := C.malloc(C.size_t(max(b.Size, 1)))
 	defer C.free(p)
 	if r := C.wg_dtoh(d.drv, p, C.ulonglong(b.Ptr), C.size_t(b.Size)); r != 0 {
@@ -348,20 +424,29 @@ func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	b, err := d.Alloc(len(t.Flat) * 2)
+	l, err := d.lease(int64(len(t.Flat)*2), "colour tables")
 	if err != nil {
 		return 0, 0, err
 	}
+	b, err := d.Alloc(len(t.Flat) * 2)
+	if err != nil {
+		l.Release()
+		return 0, 0, err
+	}
 	if r := C.wg_htod(d.drv, C.ulonglong(b.Ptr), unsafe.Pointer(&t.Flat[0]), C.size_t(len(t.Flat)*2)); r != 0 {
+		_ = d.Free(b)
+		l.Release()
 		return 0, 0, d.driverErr("cuMemcpyHtoD(tables)", r)
 	}
 	d.mu.Lock()
 	if q, ok := d.tables[spec]; ok {
 		d.mu.Unlock()
 		_ = d.Free(b)
+		l.Release()
 		return q, t.N, nil
 	}
 	d.tables[spec] = C.ulonglong(b.Ptr)
+	d.leases = append(d.leases, l)
 	d.mu.Unlock()
 	return C.ulonglong(b.Ptr), t.N, nil
 }
@@ -381,18 +466,25 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 		return deviceFilter{}, err
 	}
 	b := rf.deviceBytes()
+	l, err := d.lease(int64(len(b)), fmt.Sprintf("a resize filter %d→%d", nIn, nOut))
+	if err != nil {
+		return deviceFilter{}, err
+	}
 	buf, err := d.Alloc(len(b))
 	if err != nil {
+		l.Release()
 		return deviceFilter{}, err
 	}
 	if r := C.wg_htod(d.drv, C.ulonglong(buf.Ptr), unsafe.Pointer(&b[0]), C.size_t(len(b))); r != 0 {
 		_ = d.Free(buf)
+		l.Release()
 		return deviceFilter{}, d.driverErr("cuMemcpyHtoD(resize filter)", r)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if q, ok := d.filter[k]; ok || d.closed {
 		_ = d.Free(buf)
+		l.Release()
 		if !ok {
 			return deviceFilter{}, ErrClosed
 		}
@@ -400,13 +492,15 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 	}
 	f = deviceFilter{ptr: C.ulonglong(buf.Ptr), taps: rf.Taps}
 	d.filter[k] = f
+	d.leases = append(d.leases, l)
 	return f, nil
 }
 
 // DecodeRGB decodes seg and converts the frames whose PTS is in want to
 // packed RGB uint8 straight into device memory: frame i of want at
 // dst + i*Height*Width*3, at the stream's size or opts' (a resize on the
-// device, see DecodeRGBTo). No frame byte crosses to the host. It returns
+// device, see DecodeRGBTo); with opts' Normalize, elements of its DType
+// (frame i at dst + i*Height*Width*3*DType.Size()). No frame byte crosses to the host. It returns
 // the colour rule the stream's signalling gave (its matrix and range; a
 // stream first seen with other colours than assumed is converted again).
 func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst Buffer, opts ...DecodeOptions) (ColorSpec, error) {
@@ -414,10 +508,14 @@ func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst B
 	if err != nil {
 		return ColorSpec{}, err
 	}
-	fb := w * h * 3
+	dt, _, err := outDType(opts)
+	if err != nil {
+		return ColorSpec{}, err
+	}
+	fb := w * h * 3 * dt.Size()
 	if need := len(want) * fb; dst.Size < need {
-		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB need %d bytes, the buffer has %d", ErrInvalidSegment,
-			len(want), w, h, need, dst.Size)
+		return ColorSpec{}, fmt.Errorf("%w: %d frames of %dx%d RGB %s need %d bytes, the buffer has %d", ErrInvalidSegment,
+			len(want), w, h, dt, need, dst.Size)
 	}
 	to := make([]uint64, len(want))
 	for i := range to {
@@ -435,9 +533,14 @@ func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst B
 // frame is resized on the device to Width×Height (Width*Height*3 bytes at
 // its destination): the conversion and the vertical pass in one kernel
 // into a float32 scratch of the session (Height*streamWidth*12 bytes, kept
-// with the pooled session, outside --gpu-memory-limit), then the
+// with the pooled session and leased from Options.Budget), then the
 // horizontal pass into the destination, with ResizeWeights' filters,
 // uploaded once per (in, out) size. The result is ResizeRGB's, exactly.
+//
+// With opts' Normalize, the last kernel (the conversion, or the resize's
+// horizontal pass) writes each value normalised to its DType instead of
+// uint8 (NormalizeRGB of the uint8 it computed; Width*Height*3*DType.Size()
+// bytes at each destination): mean and std are kernel arguments.
 func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to []uint64, opts ...DecodeOptions) (ColorSpec, error) {
 	if err := ctx.Err(); err != nil {
 		return ColorSpec{}, err
@@ -447,6 +550,10 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 	}
 	cfg := seg.Config
 	ow, oh, resize, err := outSize(opts, cfg.Width, cfg.Height)
+	if err != nil {
+		return ColorSpec{}, err
+	}
+	dt, norm, err := outDType(opts)
 	if err != nil {
 		return ColorSpec{}, err
 	}
@@ -488,7 +595,17 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 		if len(to) > 0 {
 			s.dev_outs = &outs[0]
 		}
+		s.out_kind = C.unsigned(dt.kind())
+		if norm != nil {
+			for c := range 3 {
+				s.norm[c], s.norm[3+c] = C.float(norm.Mean[c]), C.float(norm.Std[c])
+			}
+		}
 		if resize {
+			if err := d.reserveScratch(s, int64(oh)*int64(cfg.Width)*12); err != nil {
+				d.put(k, s, true)
+				return ColorSpec{}, err
+			}
 			s.in_w, s.in_h, s.out_w, s.out_h = C.int(cfg.Width), C.int(cfg.Height), C.int(ow), C.int(oh)
 			s.vfilter, s.vtaps = C.CUdeviceptr(vf.ptr), C.unsigned(vf.taps)
 			s.hfilter, s.htaps = C.CUdeviceptr(hf.ptr), C.unsigned(hf.taps)
@@ -496,6 +613,7 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 		missing, err := d.run(s, seg, want)
 		s.dev_outs = nil
 		s.in_w, s.in_h, s.out_w, s.out_h, s.vfilter, s.hfilter = 0, 0, 0, 0, 0, 0
+		s.out_kind = 0
 		if err != nil && resize && (int(s.width) != cfg.Width || int(s.height) != cfg.Height) {
 			err = fmt.Errorf("%w: the stream is %dx%d, the configuration says %dx%d (resize to %dx%d): %w", ErrInvalidSegment,
 				s.width, s.height, cfg.Width, cfg.Height, ow, oh, err)
@@ -539,13 +657,15 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
-	pool, tables, filters := d.pool, d.tables, d.filter
-	d.pool, d.tables, d.filter = nil, nil, nil
+	d.mu.Unlock()
+	d.active.Wait() // decodes in flight put their sessions back (and free them: closed)
+	d.mu.Lock()
+	pool, tables, filters, leases := d.pool, d.tables, d.filter, d.leases
+	d.pool, d.tables, d.filter, d.leases = nil, nil, nil, nil
 	d.mu.Unlock()
 	for _, l := range pool {
 		for _, s := range l {
-			C.wg_session_free(s)
-			C.free(unsafe.Pointer(s))
+			d.freeSession(s)
 		}
 	}
 	for _, p := range tables {
@@ -553,6 +673,9 @@ func (d *Device) Close() error {
 	}
 	for _, f := range filters {
 		C.wg_free(d.drv, f.ptr)
+	}
+	for _, l := range leases {
+		l.Release()
 	}
 	C.wg_close(d.drv)
 	C.free(unsafe.Pointer(d.drv))

@@ -18,9 +18,9 @@
 // are after the av1C configOBUs, every OBU checked by video.WalkOBUs, whose
 // errors come back wrapped in ErrInvalidSegment. Device.Decode feeds the
 // units to an NVDEC parser and a decoder taken from a pool keyed by format
-// (codec, coded size, bit depth): decoders are reused across segments and windows. Only frames whose
-// PTS is wanted are mapped; the others are decoded (they are references) and
-// dropped. Before the first decode of a format, cuvidGetDecoderCaps is asked:
+// (codec, coded size, bit depth): decoders are reused across segments and
+// windows. Only frames whose PTS is wanted are mapped; the others are
+// decoded (they are references) and dropped. Before the first decode of a format, cuvidGetDecoderCaps is asked:
 // a codec, depth or size this GPU's NVDEC lacks gives ErrUnsupported, and the
 // caller takes the CPU path (and logs it).
 //
@@ -36,6 +36,13 @@
 // (separable antialiased bilinear): ResizeWeights is python's _weights bit
 // for bit, ResizeRGB the reference of the kernels' float32 arithmetic (no
 // fused multiply-add), within 1 LSB of python's numpy matmul.
+//
+// Normalisation: with DecodeOptions.Normalize, the last kernel write (the
+// conversion's, or the resize's horizontal pass) makes each uint8 value a
+// normalised float32, float16 or bfloat16 (Normalize's rule: float32
+// division and subtraction, then round to nearest even in integer
+// operations); NormalizeRGB is its reference. Descriptors (DeviceSlot) say
+// the DType; frames take DType.Size() bytes per value.
 //
 // Tests run the whole NVDEC path on the CPU against testdata/fakedriver, a C
 // stand-in for both libraries that decodes with libavcodec. What only a real

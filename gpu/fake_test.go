@@ -7,10 +7,12 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,6 +237,50 @@ func TestFakeNVDEC(t *testing.T) {
 								"frame %d resized to %dx%d: the device's bytes differ from ResizeRGB's", f, ow, oh)
 						}
 					})
+				}
+			})
+			t.Run("normalized_on_device", func(t *testing.T) {
+				// The kernels' normalised write (both the conversion's and the
+				// resize's), every dtype and set of means and stds: the device's
+				// bytes are NormalizeRGB of the uint8 reference, bit for bit.
+				frames := []int{3, 20}
+				p, err := cd.x.Plan(frames)
+				require.NoError(t, err)
+				w, h := cd.x.Config.Width, cd.x.Config.Height
+				for _, sz := range [][2]int{{w, h}, {29, 17}} {
+					for _, setName := range slices.Sorted(maps.Keys(normSets)) {
+						set := normSets[setName]
+						for _, dt := range []DType{Float32, Float16, BFloat16} {
+							ow, oh := sz[0], sz[1]
+							t.Run(fmt.Sprintf("%dx%d/%s/%s", ow, oh, setName, dt), func(t *testing.T) {
+								n := &Normalize{Mean: set[0], Std: set[1], DType: dt}
+								fb := ow * oh * 3 * dt.Size()
+								buf, err := d.Alloc(len(frames) * fb)
+								require.NoError(t, err)
+								defer d.Free(buf)
+								before := d.Stats()
+								spec, err := d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: ow, Height: oh, Normalize: n})
+								require.NoError(t, err)
+								calls++
+								require.Equal(t, before.FrameCopyBytes, d.Stats().FrameCopyBytes, "normalising copied frame bytes to the host")
+								tab, err := Tables(spec)
+								require.NoError(t, err)
+								got, err := d.ReadBack(buf)
+								require.NoError(t, err)
+								for i, f := range frames {
+									rgb, err := YUV420ToRGB(Frame{Width: w, Height: h, Bits: c.bits, Data: cd.frames[f]}, tab)
+									require.NoError(t, err)
+									if ow != w || oh != h {
+										rgb, err = ResizeRGB(rgb, h, w, oh, ow)
+										require.NoError(t, err)
+									}
+									want := NormalizeRGB(rgb, *n)
+									require.True(t, bytes.Equal(want, got[i*fb:(i+1)*fb]),
+										"frame %d as %s (%dx%d): the device's bytes differ from NormalizeRGB's", f, dt, ow, oh)
+								}
+							})
+						}
+					}
 				}
 			})
 		})
@@ -482,7 +528,7 @@ func TestFakeDeviceSlots(t *testing.T) {
 		}
 		require.LessOrEqual(t, d.Stats().Decoded-decodedBefore, int64(planned))
 		require.Equal(t, before, d.Stats().FrameCopyBytes, "frames crossed to the host")
-		desc, err := r.Publish(u, 0, []int{len(windows), 3, h, w, 3})
+		desc, err := r.Publish(u, 0, []int{len(windows), 3, h, w, 3}, Uint8)
 		require.NoError(t, err)
 		require.Equal(t, "GPU-46414b45-2d47-5055-2d55-5549442d3031", desc.Device) // "FAKE-GPU-UUID-01"
 		if step < 2 {
@@ -550,4 +596,68 @@ func TestFakeResizeErrors(t *testing.T) {
 	// the same size as the stream is no resize
 	_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 64, Height: 48})
 	require.NoError(t, err)
+}
+
+// TestFakeDeviceMemoryBudget: the device memory a Device allocates for
+// itself (colour tables, resize filters, each session's resize scratch)
+// is leased from Options.Budget (--gpu-memory-limit): a resize whose
+// scratch does not fit fails with ErrOverLimit before any decode; with
+// room, the budget holds exactly what was allocated, a larger resize
+// grows the scratch lease, and Close gives everything back.
+func TestFakeDeviceMemoryBudget(t *testing.T) {
+	needFFmpeg(t)
+	ctx := context.Background()
+	cd := makeFakeClip(t, fakeClips()[0])
+	p, err := cd.x.Plan([]int{2, 3})
+	require.NoError(t, err)
+	w, h := cd.x.Config.Width, cd.x.Config.Height
+	tables, err := Tables(ColorRule(2, false, h, 8))
+	require.NoError(t, err)
+	tableBytes := int64(len(tables.Flat) * 2)
+	filterBytes := func(in, out int) int64 {
+		f, err := ResizeWeights(in, out)
+		require.NoError(t, err)
+		return int64(len(f.deviceBytes()))
+	}
+
+	t.Run("too small", func(t *testing.T) {
+		b, err := membudget.New(membudget.Options{Total: tableBytes + filterBytes(h, 40) + filterBytes(w, 30) + 100})
+		require.NoError(t, err)
+		opts := fakeDriver(t)
+		opts.Budget = b
+		d, err := Open(ctx, opts)
+		require.NoError(t, err)
+		buf, err := d.Alloc(2 * 30 * 40 * 3)
+		require.NoError(t, err)
+		_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 30, Height: 40})
+		require.ErrorIs(t, err, ErrOverLimit)
+		require.Contains(t, err.Error(), "resize scratch")
+		require.Zero(t, d.Stats().Decoded, "refused before decoding")
+		require.NoError(t, d.Free(buf))
+		require.NoError(t, d.Close())
+		require.Zero(t, b.Stats().Used, "Close gave the tables and filters back")
+	})
+
+	t.Run("room", func(t *testing.T) {
+		b, err := membudget.New(membudget.Options{Total: 64 << 20})
+		require.NoError(t, err)
+		opts := fakeDriver(t)
+		opts.Budget = b
+		d, err := Open(ctx, opts)
+		require.NoError(t, err)
+		buf, err := d.Alloc(2 * 50 * 60 * 3)
+		require.NoError(t, err)
+		_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 30, Height: 40})
+		require.NoError(t, err)
+		fixed := tableBytes + filterBytes(h, 40) + filterBytes(w, 30)
+		require.Equal(t, fixed+int64(40*w*12), b.Stats().Used, "tables, two filters, one session's scratch")
+		_, err = d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 50, Height: 60})
+		require.NoError(t, err)
+		fixed += filterBytes(h, 60) + filterBytes(w, 50)
+		require.Equal(t, fixed+int64(60*w*12), b.Stats().Used, "the pooled session's scratch grew; its smaller lease went back")
+		require.NoError(t, d.Free(buf))
+		require.NoError(t, d.Close())
+		require.ErrorIs(t, d.Free(buf), ErrClosed, "after Close")
+		require.Zero(t, b.Stats().Used)
+	})
 }

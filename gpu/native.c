@@ -310,6 +310,9 @@ static CUresult copy_nv12(wg_session *s, CUdeviceptr src, unsigned pitch, unsign
 
 /* the resize: the conversion fused with the vertical pass into the session's scratch, then the
  * horizontal pass into dst (kernels/rgb.cu) */
+/* out_size is the bytes of one output element of kind k (rgb.cu's out_kind). */
+static unsigned out_size(unsigned k) { return k == 0 ? 1u : k == 1 ? 4u : 2u; }
+
 static CUresult launch_resize(wg_session *s, CUdeviceptr luma, CUdeviceptr chroma, unsigned pitch, unsigned bps,
                               unsigned shift, CUdeviceptr dst)
 {
@@ -318,19 +321,16 @@ static CUresult launch_resize(wg_session *s, CUdeviceptr luma, CUdeviceptr chrom
         return (CUresult)1; /* CUDA_ERROR_INVALID_VALUE: the filters are for another size (Go says so) */
     size_t need = (size_t)s->out_h * (size_t)s->in_w * 3u * sizeof(float);
     CUresult r;
-    if (s->scratch_bytes < need) {
-        if (s->scratch) d->cuMemFree(s->scratch); /* the stream is synchronized after every frame */
-        s->scratch = 0;
-        s->scratch_bytes = 0;
-        if ((r = d->cuMemAlloc(&s->scratch, need))) return r;
-        s->scratch_bytes = need;
-    }
+    if (s->scratch_bytes < need)
+        return (CUresult)1; /* CUDA_ERROR_INVALID_VALUE: Go reserves it first (wg_session_reserve_scratch) */
     unsigned w = (unsigned)s->in_w, ow = (unsigned)s->out_w, oh = (unsigned)s->out_h, n = (unsigned)s->table_n;
-    unsigned dpitch = ow * 3u;
+    unsigned dpitch = ow * 3u * out_size(s->out_kind);
     void *va[] = {&luma, &chroma, &pitch, &bps, &shift, &s->tables, &n, &s->scratch, &w, &oh, &s->vfilter, &s->vtaps};
     r = d->cuLaunchKernel(d->k_vres, (w + 31) / 32, (oh + 7) / 8, 1, 32, 8, 1, 0, s->stream, va, NULL);
     if (r) return r;
-    void *ha[] = {&s->scratch, &w, &dst, &dpitch, &ow, &oh, &s->hfilter, &s->htaps};
+    void *ha[] = {&s->scratch, &w,           &dst,         &dpitch,      &ow,          &oh,          &s->hfilter,
+                  &s->htaps,   &s->out_kind, &s->norm[0], &s->norm[1], &s->norm[2], &s->norm[3], &s->norm[4],
+                  &s->norm[5]};
     return d->cuLaunchKernel(d->k_hres, (ow + 31) / 32, (oh + 7) / 8, 1, 32, 8, 1, 0, s->stream, ha, NULL);
 }
 
@@ -343,8 +343,11 @@ static CUresult launch_rgb(wg_session *s, CUdeviceptr src, unsigned pitch, CUdev
                          (size_t)(s->disp_left & ~1) * bps;
     unsigned shift = bps == 2 ? 16u - (unsigned)s->bit_depth : 0u;
     if (s->out_w > 0) return launch_resize(s, luma, chroma, pitch, bps, shift, dst);
-    unsigned w = (unsigned)s->width, h = (unsigned)s->height, dpitch = w * 3u, n = (unsigned)s->table_n;
-    void *args[] = {&luma, &chroma, &pitch, &bps, &shift, &dst, &dpitch, &w, &h, &s->tables, &n};
+    unsigned w = (unsigned)s->width, h = (unsigned)s->height, dpitch = w * 3u * out_size(s->out_kind),
+             n = (unsigned)s->table_n;
+    void *args[] = {&luma,       &chroma,      &pitch,       &bps,         &shift,      &dst,
+                    &dpitch,     &w,           &h,           &s->tables,   &n,          &s->out_kind,
+                    &s->norm[0], &s->norm[1], &s->norm[2], &s->norm[3], &s->norm[4], &s->norm[5]};
     return d->cuLaunchKernel(d->k_rgb, (w + 31) / 32, (h + 7) / 8, 1, 32, 8, 1, 0, s->stream, args, NULL);
 }
 
@@ -376,7 +379,8 @@ static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *di)
         else
             r = launch_rgb(s, (CUdeviceptr)src, pitch,
                            s->dev_outs ? (CUdeviceptr)s->dev_outs[i]
-                                       : s->dev_out + (size_t)i * (size_t)s->width * (size_t)s->height * 3u);
+                                       : s->dev_out + (size_t)i * (size_t)s->width * (size_t)s->height * 3u *
+                                                          out_size(s->out_kind));
         s->kept[i] = 1;
         s->n_kept++;
     }
@@ -397,6 +401,21 @@ int wg_session_init(wg_session *s, wg_driver *d, int codec)
     if (r) return (int)r;
     r = d->cuvidCtxLockCreate(&s->lock, d->ctx);
     if (!r) r = d->cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING);
+    wg_pop(d);
+    return (int)r;
+}
+
+int wg_session_reserve_scratch(wg_session *s, size_t need)
+{
+    wg_driver *d = s->d;
+    if (s->scratch_bytes >= need) return 0;
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    if (s->scratch) d->cuMemFree(s->scratch); /* the stream is synchronized after every frame */
+    s->scratch = 0;
+    s->scratch_bytes = 0;
+    r = d->cuMemAlloc(&s->scratch, need);
+    if (!r) s->scratch_bytes = need;
     wg_pop(d);
     return (int)r;
 }

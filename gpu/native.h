@@ -110,7 +110,7 @@ typedef struct wg_session {
     int mode;
     unsigned char *host_out;     /* NV12_HOST: nwant packed frames */
     size_t host_frame_bytes;
-    CUdeviceptr dev_out;         /* RGB_DEVICE: nwant frames of width*height*3 */
+    CUdeviceptr dev_out;         /* RGB_DEVICE: nwant frames of width*height*3 elements */
     const unsigned long long *dev_outs; /* RGB_DEVICE, if set: frame i goes to dev_outs[i] instead */
     CUdeviceptr tables;          /* 5 int16 tables of 1<<bits entries */
     int table_n;
@@ -119,6 +119,10 @@ typedef struct wg_session {
     int in_w, in_h, out_w, out_h;
     CUdeviceptr vfilter, hfilter;
     unsigned vtaps, htaps;
+    /* RGB_DEVICE: the output elements, rgb.cu's out_kind (0 uint8, 1 float32, 2 float16, 3 bfloat16),
+     * and for 1..3 the normalisation's mean[3] then std[3] (float32) */
+    unsigned out_kind;
+    float norm[6];
     CUdeviceptr scratch;
     size_t scratch_bytes;
     int *kept;                   /* per want: 1 once written */
@@ -129,6 +133,8 @@ typedef struct wg_session {
 } wg_session;
 
 int wg_session_init(wg_session *s, wg_driver *d, int codec);
+/* grows s's resize scratch to at least need bytes (its budget is leased by Go first) */
+int wg_session_reserve_scratch(wg_session *s, size_t need);
 void wg_session_free(wg_session *s);
 /* Feed one segment: first the sequence header seqhdr (AV1's configOBUs; NULL for H.264/HEVC) as a
  * packet of its own and as the parser's CUVIDEOFORMATEX, then the access units data[off[i]:off[i+1]]

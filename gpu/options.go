@@ -1,6 +1,10 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/weftdata/weft/internal/membudget"
+)
 
 // Options says which driver libraries and device Open uses.
 type Options struct {
@@ -11,6 +15,12 @@ type Options struct {
 	Device int
 	// MaxDecoders bounds the idle decoders kept per format (the pool).
 	MaxDecoders int
+	// Budget is --gpu-memory-limit (nil: unlimited): the device memory the
+	// Device allocates for itself (colour tables, resize filters, each
+	// session's resize scratch) is leased from it without waiting, as
+	// device rings lease theirs (RingOptions.Budget). What does not fit
+	// fails with ErrOverLimit.
+	Budget *membudget.Budget
 }
 
 // DefaultOptions: the driver's sonames, device 0, 16 pooled decoders per format.

@@ -31,7 +31,7 @@ func TestRealGPU(t *testing.T) {
 	defer r.Close()
 	u, err := r.Acquire(context.Background())
 	require.NoError(t, err)
-	desc, err := r.Publish(u, 0, []int{1, 1, 16, 16, 3})
+	desc, err := r.Publish(u, 0, []int{1, 1, 16, 16, 3}, Uint8)
 	require.NoError(t, err)
 	require.NotEmpty(t, desc.IPCHandle)
 	require.NotEmpty(t, desc.Event)

@@ -181,7 +181,8 @@ func (r *DeviceRing) ReleaseAll() int { return r.table.ReleaseAll() }
 func (r *DeviceRing) Held() int { return r.table.Held() }
 
 // DeviceSlot is a step's descriptor on the exchange (delivery "cuda-ipc"):
-// the tensor [B/W, T, H, W, 3] (dtype "uint8") at Offset bytes into slot
+// the tensor [B/W, T, H, W, 3] of DType ("uint8", or a normalised window's
+// "float32", "float16" or "bfloat16") at Offset bytes into slot
 // Slot's buffer, valid from when Event completes until the client
 // releases {"slot","generation"}. IPCHandle (base64 of the 64-byte
 // cudaIpcMemHandle_t) comes with the first use of a slot in an exchange
@@ -206,17 +207,22 @@ type DeviceSlot struct {
 }
 
 // Publish records the slot's event after the step's work and returns its
-// descriptor for a uint8 tensor of shape at offset (row-major strides).
-func (r *DeviceRing) Publish(u SlotUse, offset int64, shape []int) (DeviceSlot, error) {
-	n := int64(1)
+// descriptor for a tensor of dtype and shape at offset (row-major strides,
+// in bytes).
+func (r *DeviceRing) Publish(u SlotUse, offset int64, shape []int, dtype DType) (DeviceSlot, error) {
+	es := int64(dtype.Size())
+	if es == 0 {
+		return DeviceSlot{}, fmt.Errorf("%w: a tensor of dtype %q", ErrInvalidSegment, dtype)
+	}
+	n := es
 	for _, s := range shape {
 		n *= int64(s)
 	}
 	if offset < 0 || offset+n > r.opts.SlotBytes {
-		return DeviceSlot{}, fmt.Errorf("%w: a %v uint8 tensor at offset %d does not fit a %d-byte slot", ErrInvalidSegment, shape, offset, r.opts.SlotBytes)
+		return DeviceSlot{}, fmt.Errorf("%w: a %v %s tensor at offset %d does not fit a %d-byte slot", ErrInvalidSegment, shape, dtype, offset, r.opts.SlotBytes)
 	}
 	strides := make([]int64, len(shape))
-	st := int64(1)
+	st := es
 	for i := len(shape) - 1; i >= 0; i-- {
 		strides[i] = st
 		st *= int64(shape[i])
@@ -234,7 +240,7 @@ func (r *DeviceRing) Publish(u SlotUse, offset int64, shape []int) (DeviceSlot, 
 		return DeviceSlot{}, err
 	}
 	d := DeviceSlot{Slot: u.Index, Generation: u.Generation, Event: base64.StdEncoding.EncodeToString(r.evHandle[i]),
-		Offset: offset, Shape: append([]int(nil), shape...), DType: "uint8", Strides: strides, Device: r.mem.DeviceUUID()}
+		Offset: offset, Shape: append([]int(nil), shape...), DType: string(dtype), Strides: strides, Device: r.mem.DeviceUUID()}
 	if !r.mu.exported[i] {
 		h, err := r.mem.ExportMem(r.regions[i])
 		if err != nil {

@@ -37,20 +37,24 @@ func gpuFlags(fs *flag.FlagSet, c *gpuConfig) {
 // openGPU opens the device for cuda-ipc exchanges and says once, at start,
 // whether GPU delivery is on and why not. nil: off.
 func openGPU(ctx context.Context, log *slog.Logger, c gpuConfig) *flight.GPUDelivery {
-	d, err := gpu.Open(ctx, c.opts)
-	if err != nil {
-		log.Info("GPU delivery is off", "why", err.Error())
-		return nil
-	}
 	var budget *membudget.Budget // nil: unlimited
 	if c.memoryLimit > 0 {
-		// A budget of its own, apart from --memory-limit's host bytes; the
-		// rings take from it without waiting (gpu.RingOptions.Budget).
+		// A budget of its own, apart from --memory-limit's host bytes: the
+		// device rings (gpu.RingOptions.Budget) and the device's own tables,
+		// filters and resize scratch (gpu.Options.Budget) take from it
+		// without waiting.
+		var err error
 		if budget, err = membudget.New(membudget.Options{Total: c.memoryLimit}); err != nil {
-			d.Close()
 			log.Info("GPU delivery is off", "why", err.Error())
 			return nil
 		}
+	}
+	opts := c.opts
+	opts.Budget = budget
+	d, err := gpu.Open(ctx, opts)
+	if err != nil {
+		log.Info("GPU delivery is off", "why", err.Error())
+		return nil
 	}
 	if c.sessions < 1 {
 		d.Close()

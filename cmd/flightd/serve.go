@@ -64,16 +64,18 @@ const memoryHeadroom = 512 << 20
 // runtimeOverhead is the part of --memory-limit kept out of the memory
 // budget, for what no lease counts: the Go runtime and binary (an idle
 // flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
-// buffers and the messages they are receiving (grpc reads a whole message,
-// up to --max-message-size, before any handler or lease sees it; an
-// oversized command is then refused without being copied, flight's
-// codec.go), and the garbage the collector has not reclaimed yet. 128 MiB
-// was not enough: under full CI load (the collector starved of CPU) the
-// abuse test peaked 15-23 MiB over its 1 GiB limit. Measured again after
-// oversized commands stopped being decoded (bench/abuse-results.md, 3 runs
-// each at load 4-12 on 2 cores): 128 MiB peaked at 982, 893 and 1077 MiB,
-// 192 MiB at 818, 1073 and 1089 MiB; so it stays 192 MiB, and even that is
-// not always enough under such load.
+// buffers and streams' flow-control windows (64 KiB each), and the garbage
+// the collector has not reclaimed yet (a put piece's decoded body, once
+// its batch is stored). The messages being received are not in it: a
+// put leases its own (two messages: frames and decoded body), and the
+// first messages of other calls, at most --max-receiving of them, are
+// kept out of the budget besides (serveConfig.receiving). 128 MiB was not
+// enough: under full CI load (the collector starved of CPU) the abuse test
+// peaked 15-23 MiB over its 1 GiB limit. With receiving gated and put
+// copies cut (bench/abuse-results.md, 3 runs at load 10-13 on 2 cores) it
+// peaked at 804, 1047 and 684 MiB: the 1047 with a put running, over by
+// its garbage; so it stays 192 MiB, and even that is not always enough at
+// such load.
 const runtimeOverhead = 192 << 20
 
 // runtimeSlack is how far under --memory-limit the Go runtime's soft
@@ -106,7 +108,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`, at least 384MiB): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; the Go runtime's soft memory limit is set to the budget ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`, at least 384MiB): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead) and --max-receiving messages of --max-message-size, and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; the Go runtime's soft memory limit is set to the budget ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
 	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
 	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
 	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
@@ -115,6 +117,8 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.IntVar(&cfg.flight.MaxListEntries, "max-list", cfg.flight.MaxListEntries, "most entries of one log or list_branches result (`N`)")
 	fs.IntVar(&cfg.flight.MaxStreams, "max-streams", cfg.flight.MaxStreams, "most DoGet streams (scans and rank streams) served at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
 	fs.IntVar(&cfg.flight.MaxPuts, "max-puts", cfg.flight.MaxPuts, "most DoPuts running at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.IntVar(&cfg.flight.MaxReceiving, "max-receiving", cfg.flight.MaxReceiving, "most calls receiving their first message at once (`N`; DoPuts excepted, they lease theirs): each may take --max-message-size, kept out of the --memory-limit budget; more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.DurationVar(&cfg.flight.ReceiveTimeout, "receive-timeout", cfg.flight.ReceiveTimeout, "how long an admitted call's first message may take to arrive (`DURATION`; it holds one of --max-receiving places meanwhile): a slower call fails with DEADLINE_EXCEEDED; keep it under --queue-wait")
 	fs.DurationVar(&cfg.flight.QueueWait, "queue-wait", cfg.flight.QueueWait, "how long a stream or put waits for a place under --max-streams or --max-puts (`DURATION`)")
 	fs.IntVar(&cfg.mix.Prefetch, "mix-prefetch", cfg.mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
 	fs.DurationVar(&cfg.flight.ShutdownGrace, "shutdown-grace", cfg.flight.ShutdownGrace, "on SIGINT/SIGTERM, how long running calls may finish before they are cancelled (`DURATION`)")
@@ -349,14 +353,25 @@ func (cfg serveConfig) limit() int64 {
 	return cfg.mix.CacheBytes + memoryHeadroom
 }
 
+// receiving is the memory of the messages being received that no lease
+// counts: --max-receiving first messages of --max-message-size (flight's
+// recvgate.go).
+func (cfg serveConfig) receiving() int64 {
+	return int64(cfg.flight.MaxReceiving) * int64(cfg.flight.MaxRecvMessageBytes)
+}
+
 // budget builds the process's memory budget: the limit minus the runtime
-// overhead.
+// overhead and the messages being received.
 func (cfg serveConfig) budget() (*membudget.Budget, error) {
 	limit := cfg.limit()
 	if limit < minMemoryLimit {
 		return nil, fmt.Errorf("--memory-limit %s is under the %s minimum (%s of it is runtime overhead)", formatBytes(limit), formatBytes(minMemoryLimit), formatBytes(runtimeOverhead))
 	}
-	return membudget.New(membudget.Options{Total: limit - runtimeOverhead, MaxWait: cfg.memoryWait})
+	total := limit - runtimeOverhead - cfg.receiving()
+	if total < runtimeOverhead {
+		return nil, fmt.Errorf("--memory-limit %s leaves a budget of %s: %s is runtime overhead and %s the messages being received (--max-receiving %d of --max-message-size %s); raise --memory-limit or lower those", formatBytes(limit), formatBytes(max(total, 0)), formatBytes(runtimeOverhead), formatBytes(cfg.receiving()), cfg.flight.MaxReceiving, formatBytes(int64(cfg.flight.MaxRecvMessageBytes)))
+	}
+	return membudget.New(membudget.Options{Total: total, MaxWait: cfg.memoryWait})
 }
 
 // memoryLimit sets the Go runtime's soft memory limit to the budget

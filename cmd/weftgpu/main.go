@@ -515,7 +515,7 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python string) {
 		}
 		var desc gpu.DeviceSlot
 		if err == nil {
-			desc, err = r.Publish(u, 0, []int{1, len(want), h, w, 3})
+			desc, err = r.Publish(u, 0, []int{1, len(want), h, w, 3}, gpu.Uint8)
 		}
 		var b []byte
 		if err == nil {

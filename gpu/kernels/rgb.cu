@@ -17,6 +17,13 @@
 // the GPU, the fake driver and the Go reference agree exactly. A filter in device memory is
 // out int32 starts, out int32 counts, then out*taps float32 weights (ResizeFilter.deviceBytes).
 //
+// Normalisation (a window's normalize=(mean, std), dtype=): the last write of weft_yuv420_to_rgb
+// and weft_rgb_hresize, out_kind 1 (float32), 2 (float16) or 3 (bfloat16) instead of 0 (uint8),
+// takes each uint8 value x just computed in registers to y = (float(x) / 255 - mean[c]) / std[c]
+// (div.rn, sub as add.rn of the negation: IEEE float32, no fused multiply-add), then float16 or
+// bfloat16 by round to nearest even in integer operations (f32_to_f16, f32_to_bf16: no sm_80
+// conversion instruction), the statements of gpu.NormalizeRGB. dst_pitch is in bytes.
+//
 // Built to PTX by `make ptx` (gpu/kernels/Makefile.ptx: nvcc, or clang without any CUDA
 // install through -nocudainc); the PTX is embedded in the binary (gpu/kernels/rgb.ptx) and
 // JIT-compiled by the driver (cuModuleLoadData). Do not edit the PTX by hand.
@@ -32,6 +39,8 @@
 #define WG_FMUL(a, b) __nvvm_mul_rn_f(a, b)
 #define WG_FADD(a, b) __nvvm_add_rn_f(a, b)
 #define WG_RINT(a) __nvvm_f2i_rn(a)
+#define WG_FDIV(a, b) __nvvm_div_rn_f(a, b)
+#define WG_BITS(f) __nvvm_bitcast_f2i(f)
 // (clang contracts even these into fma.rn.f32 without -ffp-contract=off, which mkptx.sh passes)
 #else
 #define WG_TX threadIdx.x
@@ -43,11 +52,74 @@
 #define WG_FMUL(a, b) __fmul_rn(a, b)
 #define WG_FADD(a, b) __fadd_rn(a, b)
 #define WG_RINT(a) __float2int_rn(a)
+#define WG_FDIV(a, b) __fdiv_rn(a, b)
+#define WG_BITS(f) __float_as_int(f)
 #endif
 
 static __attribute__((device)) inline unsigned char clamp8(int v)
 {
     return (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+// f32_to_f16 is f as an IEEE half, rounded to nearest even (gpu.Float16Bits).
+static __attribute__((device)) inline unsigned short f32_to_f16(float f)
+{
+    unsigned int x = (unsigned int)WG_BITS(f);
+    unsigned int sign = (x >> 16) & 0x8000u;
+    unsigned int a = x & 0x7fffffffu;
+    if (a > 0x7f800000u) /* NaN */
+        return (unsigned short)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+    if (a >= 0x477ff000u) /* 65520 and above: inf */
+        return (unsigned short)(sign | 0x7c00u);
+    if (a >= 0x38800000u) { /* a normal half */
+        unsigned int r = a - 0x38000000u;
+        r += 0xfffu + ((r >> 13) & 1u);
+        return (unsigned short)(sign | (r >> 13));
+    }
+    if (a <= 0x33000000u) /* up to 2^-25: 0 */
+        return (unsigned short)sign;
+    unsigned int e = a >> 23; /* a subnormal half */
+    unsigned int m = (a & 0x7fffffu) | 0x800000u;
+    unsigned int shift = 126u - e;
+    unsigned int q = m >> shift;
+    unsigned int rem = m & ((1u << shift) - 1u);
+    unsigned int half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u)))
+        q++;
+    return (unsigned short)(sign | q);
+}
+
+// f32_to_bf16 is f's top 16 bits rounded to nearest even; a NaN stays a NaN (gpu.BFloat16Bits).
+static __attribute__((device)) inline unsigned short f32_to_bf16(float f)
+{
+    unsigned int x = (unsigned int)WG_BITS(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (unsigned short)((x >> 16) | 0x40u);
+    return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+// put writes pixel x's values o[0..2] into row (dst_pitch bytes per row): uint8, or normalised.
+static __attribute__((device)) inline void put(unsigned char *row, unsigned int x, const unsigned char *o,
+                                               unsigned int kind, float m0, float m1, float m2, float s0, float s1,
+                                               float s2)
+{
+    if (kind == 0) {
+        row[3 * x] = o[0];
+        row[3 * x + 1] = o[1];
+        row[3 * x + 2] = o[2];
+        return;
+    }
+    float m[3] = {m0, m1, m2}, s[3] = {s0, s1, s2};
+    for (int c = 0; c < 3; c++) {
+        float q = WG_FDIV((float)o[c], 255.0f);
+        float y = WG_FDIV(WG_FADD(q, -m[c]), s[c]);
+        if (kind == 1)
+            ((float *)row)[3 * x + c] = y;
+        else if (kind == 2)
+            ((unsigned short *)row)[3 * x + c] = f32_to_f16(y);
+        else
+            ((unsigned short *)row)[3 * x + c] = f32_to_bf16(y);
+    }
 }
 
 // rgb_at converts the sample at (x, y) of the 4:2:0 picture into o[0..2].
@@ -81,13 +153,16 @@ extern "C" __global__ void weft_yuv420_to_rgb(const unsigned char *luma, const u
                                               unsigned int pitch, unsigned int bps, unsigned int shift,
                                               unsigned char *dst, unsigned int dst_pitch,
                                               unsigned int width, unsigned int height,
-                                              const short *tables, unsigned int n)
+                                              const short *tables, unsigned int n, unsigned int kind,
+                                              float m0, float m1, float m2, float s0, float s1, float s2)
 {
     unsigned int x = WG_BX * WG_DX + WG_TX;
     unsigned int y = WG_BY * WG_DY + WG_TY;
     if (x >= width || y >= height)
         return;
-    rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, y, dst + (unsigned long long)y * dst_pitch + 3 * x);
+    unsigned char o[3];
+    rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, y, o);
+    put(dst + (unsigned long long)y * dst_pitch, x, o, kind, m0, m1, m2, s0, s1, s2);
 }
 
 // One thread per (x, oy) of the intermediate: tmp[oy][x][c] = sum_k w[k] * rgb(x, start + k)[c].
@@ -117,11 +192,13 @@ extern "C" __global__ void weft_yuv420_to_rgb_vresize(const unsigned char *luma,
     t[2] = b;
 }
 
-// One thread per (ox, oy) of the destination: dst[oy][ox][c] = rint(sum_k tmp[oy][start + k][c] * w[k]).
+// One thread per (ox, oy) of the destination: dst[oy][ox][c] = rint(sum_k tmp[oy][start + k][c] * w[k]),
+// normalised when kind is not 0.
 extern "C" __global__ void weft_rgb_hresize(const float *tmp, unsigned int width,
                                             unsigned char *dst, unsigned int dst_pitch,
                                             unsigned int out_w, unsigned int out_h,
-                                            const int *filter, unsigned int taps)
+                                            const int *filter, unsigned int taps, unsigned int kind,
+                                            float m0, float m1, float m2, float s0, float s1, float s2)
 {
     unsigned int ox = WG_BX * WG_DX + WG_TX;
     unsigned int oy = WG_BY * WG_DY + WG_TY;
@@ -137,8 +214,9 @@ extern "C" __global__ void weft_rgb_hresize(const float *tmp, unsigned int width
         g = WG_FADD(g, WG_FMUL(p[1], w[k]));
         b = WG_FADD(b, WG_FMUL(p[2], w[k]));
     }
-    unsigned char *o = dst + (unsigned long long)oy * dst_pitch + 3 * ox;
+    unsigned char o[3];
     o[0] = clamp8(WG_RINT(r));
     o[1] = clamp8(WG_RINT(g));
     o[2] = clamp8(WG_RINT(b));
+    put(dst + (unsigned long long)oy * dst_pitch, ox, o, kind, m0, m1, m2, s0, s1, s2);
 }

@@ -331,3 +331,53 @@ def test_cuda_ipc_mix_of_frame_sizes(gpu_server, tmp_path, monkeypatch):
             grew = True  # the first ring was sized for the small frames: a larger one came for the big
     assert grew, "no rank started with the small camera and met the big one later; change the seed"
     c.close()
+
+
+IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+
+
+def _int_view(t: torch.Tensor) -> torch.Tensor:
+    return t.view(torch.int32 if t.element_size() == 4 else torch.int16)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("size", [None, (17, 29)])
+def test_cuda_ipc_normalized_on_device(video_recipe, monkeypatch, dtype, size):
+    """A window with normalize= comes in device slots of its dtype, made by
+    the kernels' last write (the fake runs their statements on the CPU).
+    Without a resize the frames equal delivery='flight' bit for bit. With
+    one, the device's uint8 may differ from the CPU path's resize by 1 LSB
+    (test_cuda_ipc_resize_on_device): there the device's normalised frames
+    are the rule applied to the device's own uint8 frames bit for bit, and
+    those are within 1 LSB of the CPU path's."""
+    from weft import _video
+
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    t = video_recipe.components[0].table
+
+    def recipe(**kw):
+        return weft.Recipe(seed=5, batch_size=4, components=[
+            weft.Component(t, windows=weft.Windows({"cam": weft.Video([-1, 0, 2], size=size, **kw)}))])
+
+    norm = recipe(normalize=IMAGENET, dtype=dtype)
+    want_d, want, _ = _read(norm, "flight")
+    assert want_d == "flight"
+    d, got, loader = _read(norm, "cuda-ipc")
+    assert d == "cuda-ipc", loader.delivery_fallback
+    assert loader.delivery_fallback is None
+    assert len(got) == len(want) > 2
+    tdt = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}[dtype]
+    if size is None:
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g["cam"].dtype == w["cam"].dtype == tdt and g["cam"].shape == w["cam"].shape, i
+            assert torch.equal(_int_view(g["cam"]), _int_view(w["cam"])), f"step {i}: not bit for bit"
+        return
+    _, dev_u8, _ = _read(recipe(), "cuda-ipc")
+    _, cpu_u8, _ = _read(recipe(), "flight")
+    assert len(dev_u8) == len(cpu_u8) == len(got)
+    for i, (g, du, cu) in enumerate(zip(got, dev_u8, cpu_u8)):
+        assert g["cam"].dtype == tdt and g["cam"].shape == du["cam"].shape == (4, 3, *size, 3), i
+        rule = _video.normalize(du["cam"].numpy(), *IMAGENET, dtype)
+        gi = _int_view(g["cam"]).numpy()
+        assert (gi == rule.view(gi.dtype)).all(), f"step {i}: not the rule applied to the device's uint8"
+        assert int((du["cam"].to(torch.int16) - cu["cam"].to(torch.int16)).abs().max()) <= 1, i

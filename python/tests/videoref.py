@@ -112,11 +112,15 @@ def decode_range(clip: Clip, want: Sequence[int]) -> tuple[int, int]:
     return start, last + 1
 
 
-def segment_dict(clip: Clip, start: int, end: int, size: Optional[tuple[int, int]] = None) -> dict:
+def segment_dict(clip: Clip, start: int, end: int, size: Optional[tuple[int, int]] = None,
+                 norm: Optional[tuple] = None) -> dict:
+    """``norm``: (mean, std, dtype) of a normalised window, or None."""
     us = clip.units[start:end]
+    mean, std, dtype = norm if norm is not None else (None, None, None)
     return {"media": "f" * 64, "codec": clip.codec, "config": clip.config, "width": clip.width, "height": clip.height,
             "timescale": clip.timescale, "units": [u.data for u in us], "dts": [u.dts for u in us],
-            "unit_pts": [u.pts for u in us], "size": None if size is None else list(size)}
+            "unit_pts": [u.pts for u in us], "size": None if size is None else list(size),
+            "mean": None if mean is None else list(mean), "std": None if std is None else list(std), "dtype": dtype}
 
 
 SEGMENT_TYPE = pa.struct([
@@ -124,6 +128,8 @@ SEGMENT_TYPE = pa.struct([
     pa.field("width", pa.int32()), pa.field("height", pa.int32()), pa.field("timescale", pa.int32()),
     pa.field("units", pa.list_(pa.binary())), pa.field("dts", pa.list_(pa.int64())),
     pa.field("unit_pts", pa.list_(pa.int64())), pa.field("size", pa.list_(pa.int32(), 2)),
+    pa.field("mean", pa.list_(pa.float32(), 3)), pa.field("std", pa.list_(pa.float32(), 3)),
+    pa.field("dtype", pa.utf8()),
 ])
 
 
@@ -133,7 +139,7 @@ def window_type(t: int) -> pa.DataType:
 
 
 def build_windows(clip: Clip, windows: Sequence[Sequence[int]], size: Optional[tuple[int, int]] = None,
-                  merge: bool = True) -> tuple[pa.StructArray, int]:
+                  merge: bool = True, norm: Optional[tuple] = None) -> tuple[pa.StructArray, int]:
     """The wire form of ``windows`` (each a list of pts) as the contract's
     planner would send it: per sample, the segments it introduces, with
     overlapping decode ranges of the whole batch merged into one segment.
@@ -159,7 +165,7 @@ def build_windows(clip: Clip, windows: Sequence[Sequence[int]], size: Optional[t
         intro = []
         if m not in index:
             index[m] = len(index)
-            intro.append(segment_dict(clip, merged[m][0], merged[m][1], size))
+            intro.append(segment_dict(clip, merged[m][0], merged[m][1], size, norm))
         rows.append({"segment": [index[m]] * len(w), "pts": list(w), "segments": intro})
     return pa.array(rows, window_type(len(windows[0]))), len(index)
 

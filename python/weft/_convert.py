@@ -10,7 +10,8 @@
   ``weft.fixed_size_binary`` (no copy), e.g. in ``transform_fn``;
 - variable-size lists of numbers → a list of 1-D tensors;
 - video windows (the struct the server sends for a ``weft.Video`` window,
-  _video.py) → ``uint8 [rows, T, H, W, 3]`` RGB, decoded here;
+  _video.py) → ``uint8 [rows, T, H, W, 3]`` RGB, decoded here (a
+  normalised window: float32, float16 or bfloat16, its ``dtype``);
 - strings, binary and everything else → Python lists.
 
 Nulls: floats become NaN; a null in an integer, boolean or list column has
@@ -179,7 +180,11 @@ def to_tensors(batch: Union[pa.RecordBatch, pa.Table], decoder: Optional["VideoD
                 from ._video import VideoDecoder
 
                 decoder = VideoDecoder(threads=1)
-            out[name] = torch.from_numpy(decoder.window(name, arr))
+            frames, dtype = decoder.frames(name, arr)
+            if dtype == "bfloat16":  # its bits; int16 as torch < 2.3 has no uint16
+                out[name] = torch.from_numpy(frames.view(np.int16)).view(torch.bfloat16)
+            else:
+                out[name] = torch.from_numpy(frames)
         else:
             out[name] = column(name, arr, views)
     return out

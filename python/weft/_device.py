@@ -3,7 +3,8 @@ windows, decoded by flightd's NVDEC into device memory and described per
 step by ``{"run","step","device":[descriptor…]}``. A descriptor is
 
     {"column", "slot", "generation", "ipc_handle" (first use of the slot
-     only), "event", "offset", "shape", "dtype": "uint8", "strides" (bytes),
+     only), "event", "offset", "shape", "dtype": "uint8" (or a normalised
+     window's "float32", "float16", "bfloat16"), "strides" (bytes),
      "device" (the GPU's UUID)}
 
 ``DeviceSlots`` opens each slot once and builds each step's tensors on the
@@ -180,12 +181,25 @@ def cuda_ipc_unavailable() -> Optional[str]:
     return None
 
 
+# A descriptor's dtype → (numpy/__cuda_array_interface__ typestr of its
+# storage, the torch dtype the tensor is viewed as). bfloat16 has no
+# typestr: its bits are read as int16 (torch < 2.3 has no uint16) and
+# viewed as torch.bfloat16, no copy.
+DTYPES = {"uint8": ("|u1", torch.uint8), "float32": ("<f4", torch.float32), "float16": ("<f2", torch.float16),
+          "bfloat16": ("<i2", torch.bfloat16)}
+
+
 class _CudaArray:
     """An object with ``__cuda_array_interface__`` over device memory."""
 
-    def __init__(self, ptr: int, shape: list[int], strides: list[int]):
-        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": "|u1", "data": (ptr, False),
+    def __init__(self, ptr: int, shape: list[int], strides: list[int], typestr: str = "|u1"):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
                                          "strides": tuple(strides), "version": 3}
+
+
+def _view(t: torch.Tensor, dtype: str) -> torch.Tensor:
+    want = DTYPES[dtype][1]
+    return t if t.dtype == want else t.view(want)
 
 
 class DeviceSlots:
@@ -208,14 +222,16 @@ class DeviceSlots:
         """The step's tensor of descriptor desc, on the slot's memory."""
         slot = int(desc["slot"])
         shape, strides, offset = [int(s) for s in desc["shape"]], [int(s) for s in desc["strides"]], int(desc["offset"])
-        if desc.get("dtype") != "uint8" or len(shape) != len(strides):
-            raise WeftError(f"cuda-ipc: descriptor {desc!r}: only uint8 tensors with strides per dimension")
+        dtype = desc.get("dtype")
+        if dtype not in DTYPES or len(shape) != len(strides):
+            raise WeftError(f"cuda-ipc: descriptor {desc!r}: only {', '.join(DTYPES)} tensors with strides per dimension")
         handle = base64.b64decode(desc["ipc_handle"]) if desc.get("ipc_handle") else None
         if is_fake(desc):
-            return self._fake(slot, handle, shape, strides, offset)
-        return self._cuda(slot, handle, desc, shape, strides, offset)
+            return _view(self._fake(slot, handle, shape, strides, offset, DTYPES[dtype][0]), dtype)
+        return _view(self._cuda(slot, handle, desc, shape, strides, offset, DTYPES[dtype][0]), dtype)
 
-    def _fake(self, slot: int, handle: Optional[bytes], shape: list[int], strides: list[int], offset: int) -> torch.Tensor:
+    def _fake(self, slot: int, handle: Optional[bytes], shape: list[int], strides: list[int], offset: int,
+              typestr: str) -> torch.Tensor:
         if handle is not None:
             path = handle.decode()
             old = self._maps.pop(slot, None)
@@ -234,12 +250,12 @@ class DeviceSlots:
         if mm is None:
             raise WeftError(f"cuda-ipc: device slot {slot} used before its handle came")
         n = int(np.prod(shape))
-        arr = np.frombuffer(mm, np.uint8, count=n, offset=offset)
+        arr = np.frombuffer(mm, np.dtype(typestr), count=n, offset=offset)
         arr = np.lib.stride_tricks.as_strided(arr, shape=shape, strides=strides)
         return torch.from_numpy(arr)
 
     def _cuda(self, slot: int, handle: Optional[bytes], desc: dict[str, Any], shape: list[int], strides: list[int],
-              offset: int) -> torch.Tensor:  # pragma: no cover - needs a GPU (make gpu-check)
+              offset: int, typestr: str) -> torch.Tensor:  # pragma: no cover - needs a GPU (make gpu-check)
         if self.device.type != "cuda":
             raise WeftError("cuda-ipc: a real device slot needs device='cuda'")
         if self._rt is None:
@@ -257,7 +273,7 @@ class DeviceSlots:
             if ptr is None:
                 raise WeftError(f"cuda-ipc: device slot {slot} used before its handle came")
             self._rt.wait(torch.cuda.current_stream(self.device).cuda_stream, self._events[ev])
-            return torch.as_tensor(_CudaArray(ptr + offset, shape, strides), device=self.device)
+            return torch.as_tensor(_CudaArray(ptr + offset, shape, strides, typestr), device=self.device)
 
     def close(self) -> None:
         for mm in self._maps.values():

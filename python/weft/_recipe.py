@@ -62,6 +62,53 @@ class Window:
         raise NotImplementedError
 
 
+# The dtypes of a normalised video window (Video(normalize=..., dtype=...)).
+VIDEO_DTYPES = ("float32", "float16", "bfloat16")
+
+_F32_MAX = 3.4028234663852886e38
+
+
+def _f32(v: float) -> float:
+    """v rounded to float32 (as the server and the decoders use it)."""
+    import struct
+
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+    except OverflowError:  # beyond float32's largest finite value
+        return math.copysign(math.inf, v)
+
+
+def _normalize(normalize: Any) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    if isinstance(normalize, (str, bytes)) or not isinstance(normalize, Iterable):
+        raise InvalidArgument(f"Video: normalize {normalize!r} must be (mean, std), three numbers each")
+    pair = tuple(normalize)
+    if len(pair) != 2:
+        raise InvalidArgument(f"Video: normalize {normalize!r} must be (mean, std), three numbers each")
+    out = []
+    for name, vals in zip(("mean", "std"), pair):
+        if isinstance(vals, (str, bytes)) or not isinstance(vals, Iterable):
+            raise InvalidArgument(f"Video: normalize {name} {vals!r} must be three numbers (R, G, B)")
+        vals = tuple(vals)
+        if len(vals) != 3:
+            raise InvalidArgument(f"Video: normalize {name} {vals!r} must be three numbers (R, G, B), it has {len(vals)}")
+        fs = []
+        for c, v in enumerate(vals):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+                raise InvalidArgument(f"Video: normalize {name}[{c}] {v!r} is not a number")
+            try:
+                f = float(v)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgument(f"Video: normalize {name}[{c}] {v!r} is not a number") from e
+            f32 = _f32(f) if math.isfinite(f) else f
+            if not math.isfinite(f32):
+                raise InvalidArgument(f"Video: normalize {name}[{c}] {v!r} is not a finite number in float32's range")
+            if name == "std" and not f32 > 0:
+                raise InvalidArgument(f"Video: normalize std[{c}] {v!r} must be above 0 (in float32)")
+            fs.append(f + 0.0 if f != 0 else 0.0)
+        out.append(tuple(fs))
+    return out[0], out[1]  # type: ignore[return-value]
+
+
 class Video(Window):
     """Frames of a video column around each row's moment.
 
@@ -73,12 +120,21 @@ class Video(Window):
     frames (bilinear with antialiasing, docs/python.md); it is part of the
     run id. ``pad``: at an episode's edges the edge frame repeats and
     ``<key>_is_pad`` marks it; ``pad=False`` makes such a window an error.
-    The trainer gets ``uint8 [B, T, H, W, 3]`` RGB and ``<key>_is_pad`` bool ``[B, T]``."""
+    The trainer gets ``uint8 [B, T, H, W, 3]`` RGB and ``<key>_is_pad`` bool ``[B, T]``.
+
+    ``normalize=(mean, std)`` (three numbers each, R, G, B; std above 0)
+    makes the frames floats instead: ``(x / 255 - mean[c]) / std[c]`` per
+    value, in float32, then rounded to ``dtype`` ("float32", the default:
+    the rule's exact result, as torchvision's Normalize gives; "float16" or
+    "bfloat16" to halve the bytes) by round-to-nearest-even. The exact rule
+    is in docs/python.md ("Video windows"); it is part of the run id. The
+    trainer then gets ``dtype [B, T, H, W, 3]`` (still channels last)."""
 
     kind = "video"
 
     def __init__(self, frames: Optional[Iterable[int]] = None, *, seconds: Optional[Iterable[float]] = None,
-                 size: Optional[Sequence[int]] = None, pad: bool = True, tolerance: Optional[float] = None):
+                 size: Optional[Sequence[int]] = None, pad: bool = True, tolerance: Optional[float] = None,
+                 normalize: Optional[tuple[Sequence[float], Sequence[float]]] = None, dtype: Optional[str] = None):
         if (frames is None) == (seconds is None):
             raise InvalidArgument("Video: give exactly one of frames (frame offsets, e.g. range(16)) and "
                                   "seconds (time offsets, e.g. [-0.2, -0.1, 0.0])"
@@ -115,10 +171,24 @@ class Video(Window):
                 raise InvalidArgument(f"Video: tolerance {tolerance!r} must be a positive number of seconds")
             tolerance = float(tolerance)
         self.tolerance: Optional[float] = tolerance
+        self.normalize: Optional[tuple[tuple[float, float, float], tuple[float, float, float]]] = None
+        self.dtype: Optional[str] = None
+        if normalize is None:
+            if dtype is not None:
+                raise InvalidArgument(f"Video: dtype {dtype!r} applies to normalised frames only; give "
+                                      "normalize=(mean, std) too (without it frames are uint8)")
+        else:
+            self.normalize = _normalize(normalize)
+            if dtype is None:
+                dtype = "float32"
+            if dtype not in VIDEO_DTYPES:
+                raise InvalidArgument(f"Video: dtype {dtype!r} must be one of {', '.join(VIDEO_DTYPES)}")
+            self.dtype = dtype
 
     def __repr__(self) -> str:
         what = f"frames={list(self.frames)}" if self.frames is not None else f"seconds={list(self.seconds or ())}"
-        extra = "".join(f", {k}={v!r}" for k, v in (("size", self.size), ("tolerance", self.tolerance))
+        extra = "".join(f", {k}={v!r}" for k, v in (("size", self.size), ("tolerance", self.tolerance),
+                                                     ("normalize", self.normalize), ("dtype", self.dtype))
                         if v is not None)
         return f"Video({what}{extra}{'' if self.pad else ', pad=False'})"
 
@@ -130,6 +200,9 @@ class Video(Window):
             out["seconds"] = list(self.seconds or ())
         if self.size is not None:
             out["size"] = list(self.size)
+        if self.normalize is not None:
+            out["normalize"] = {"mean": list(self.normalize[0]), "std": list(self.normalize[1])}
+            out["dtype"] = self.dtype
         if not self.pad:
             out["pad"] = False
         if self.tolerance is not None:

@@ -6,7 +6,9 @@ A step's video window column ``K`` is a struct per sample::
            pts: fixed_size_list<int64>[T],       -- PTS of frame t (track timescale)
            segments: list<struct<media, codec, config, width, height, timescale,
                                  units: list<binary>, dts: list<int64>, unit_pts: list<int64>,
-                                 size: fixed_size_list<int32>[2]?>>>
+                                 size: fixed_size_list<int32>[2]?,
+                                 mean: fixed_size_list<float32>[3]?, std: fixed_size_list<float32>[3]?,
+                                 dtype: utf8?>>>
 
 Segments are numbered in row order across the step. Each segment is
 decoded once (a new PyAV decoder: codec by name, extradata = the
@@ -16,11 +18,15 @@ by the rule in docs/python.md ("Video windows"): the matrix and range come
 from the decoded frame, chroma is upsampled by replication, and 10-bit
 input is scaled to 8 bits by the same formula. An optional size resizes the
 RGB frames (bilinear with antialiasing, a triangle filter as wide as the
-scale factor, as PIL's BILINEAR).
+scale factor, as PIL's BILINEAR). An optional normalisation (mean, std,
+dtype: a window's ``normalize=``) then makes them floats, by the exact rule
+of ``normalize`` (docs/python.md).
 
 ``decode_windows(batch)`` turns every video window column of a record
-batch into ``uint8 [B, T, H, W, 3]``; ``VideoDecoder`` runs the segments of
-a step in a thread pool.
+batch into ``uint8 [B, T, H, W, 3]`` (or the window's float dtype;
+bfloat16 as its uint16 bits, numpy having no bfloat16: ``VideoDecoder.frames``
+says which, and ``_convert`` views them as ``torch.bfloat16``);
+``VideoDecoder`` runs the segments of a step in a thread pool.
 """
 
 from __future__ import annotations
@@ -79,6 +85,10 @@ class Segment:
     dts: list
     unit_pts: list
     size: Optional[tuple[int, int]] = None
+    # The normalisation (float32 mean and std, R G B) and its dtype; None: uint8 frames.
+    mean: Optional[tuple[float, float, float]] = None
+    std: Optional[tuple[float, float, float]] = None
+    dtype: Optional[str] = None
 
 
 @dataclass
@@ -282,12 +292,53 @@ def resize(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return np.ascontiguousarray(x.transpose(0, 2, 3, 1)).astype(np.uint8)
 
 
+# ------------------------------------------------------------------ normalise
+
+# numpy storage of each frame dtype (bfloat16: its bits, numpy has none).
+STORAGE = {"uint8": np.dtype(np.uint8), "float32": np.dtype("<f4"), "float16": np.dtype("<f2"),
+           "bfloat16": np.dtype("<u2")}
+
+
+def bfloat16_bits(f32: np.ndarray) -> np.ndarray:
+    """uint16 bfloat16 bits of float32 values: the top 16 bits rounded to
+    nearest even (overflow → inf); a NaN stays a (quiet) NaN."""
+    b = np.ascontiguousarray(f32, np.float32).view(np.uint32)
+    r = ((b + (np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)).astype(np.uint16)
+    nan = (b & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    if nan.any():
+        r[nan] = ((b[nan] >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16)
+    return r
+
+
+def normalize(rgb: np.ndarray, mean: Sequence[float], std: Sequence[float], dtype: str) -> np.ndarray:
+    """The normalised frames of ``uint8 [..., 3]`` RGB: per value
+    ``y = (float32(x) / 255 - mean32[c]) / std32[c]`` in IEEE float32, one
+    rounding per operation (no fused multiply-add), then rounded to
+    ``dtype`` to nearest even: float32 as is, float16 by numpy (IEEE half,
+    overflow → inf), bfloat16 by ``bfloat16_bits`` (returned as uint16)."""
+    if dtype not in ("float32", "float16", "bfloat16"):
+        raise InvalidArgument(f"normalize: dtype {dtype!r} is not float32, float16 or bfloat16")
+    m = np.asarray(mean, np.float32)
+    s = np.asarray(std, np.float32)
+    x = rgb.astype(np.float32)
+    with np.errstate(over="ignore"):
+        np.divide(x, np.float32(255.0), out=x)
+        np.subtract(x, m, out=x)
+        np.divide(x, s, out=x)
+        if dtype == "float16":
+            return x.astype(np.float16)
+    if dtype == "bfloat16":
+        return bfloat16_bits(x)
+    return x
+
+
 # ------------------------------------------------------------------ windows
 
 
 def decode_rgb(seg: Segment, want: Sequence[int], threads: int = 0, thread_type: str = "SLICE") -> dict[int, np.ndarray]:
     """{pts: uint8 [H, W, 3]} of the wanted frames of ``seg`` (resized to
-    ``seg.size`` when set). One task of the decode pool."""
+    ``seg.size`` when set, normalised to ``seg.dtype`` when set). One task
+    of the decode pool."""
     pics = decode_segment(seg, want, threads=threads, thread_type=thread_type)
     order = sorted(pics)
     groups: dict[tuple, list[int]] = {}
@@ -299,6 +350,9 @@ def decode_rgb(seg: Segment, want: Sequence[int], threads: int = 0, thread_type:
         rgb = to_rgb([pics[p] for p in ptss])
         if seg.size is not None:
             rgb = resize(rgb, seg.size)
+        if seg.dtype is not None:
+            assert seg.mean is not None and seg.std is not None
+            rgb = normalize(rgb, seg.mean, seg.std, seg.dtype)
         for i, p in enumerate(ptss):
             out[p] = rgb[i]
     return out
@@ -328,12 +382,23 @@ def parse_window(name: str, arr: pa.Array) -> tuple[np.ndarray, np.ndarray, list
         sf = dict(zip([segs_flat.type.field(i).name for i in range(segs_flat.type.num_fields)], segs_flat.flatten()))
         cols = {k: sf[k].to_pylist() for k in ("media", "codec", "config", "width", "height", "timescale",
                                                "units", "dts", "unit_pts")}
-        sizes = sf["size"].to_pylist() if "size" in sf else [None] * len(segs_flat)
+        none = [None] * len(segs_flat)
+        sizes = sf["size"].to_pylist() if "size" in sf else none
+        means = sf["mean"].to_pylist() if "mean" in sf else none
+        stds = sf["std"].to_pylist() if "std" in sf else none
+        dtypes = sf["dtype"].to_pylist() if "dtype" in sf else none
         for i in range(len(segs_flat)):
-            size = sizes[i]
+            size, mean, std, dtype = sizes[i], means[i], stds[i], dtypes[i]
+            if dtype is not None and (dtype not in STORAGE or dtype == "uint8" or mean is None or std is None
+                                      or len(mean) != 3 or len(std) != 3):
+                raise WeftError(f"video window {name!r}: segment {len(segments)} has dtype {dtype!r}, mean {mean!r}, "
+                                f"std {std!r}; this client normalises to float32, float16 or bfloat16 with 3 "
+                                "means and 3 stds (a newer server?)")
             segments.append(Segment(cols["media"][i], cols["codec"][i], cols["config"][i] or b"", cols["width"][i],
                                     cols["height"][i], cols["timescale"][i], cols["units"][i], cols["dts"][i],
-                                    cols["unit_pts"][i], None if size is None else (int(size[0]), int(size[1]))))
+                                    cols["unit_pts"][i], None if size is None else (int(size[0]), int(size[1])),
+                                    None if dtype is None else tuple(mean), None if dtype is None else tuple(std),
+                                    dtype))
     if b and (segment.min() < 0 or segment.max() >= len(segments)):
         raise WeftError(f"video window {name!r}: a frame names segment {int(segment.max())} of the "
                         f"{len(segments)} this batch carries (a batch sliced after the server sent it? "
@@ -377,7 +442,14 @@ class VideoDecoder:
         return list(self._pool.map(lambda t: decode_rgb(t[0], t[1], self.codec_threads, self.thread_type), tasks))
 
     def window(self, name: str, arr: pa.Array) -> np.ndarray:
-        """``uint8 [B, T, H, W, 3]`` of a video window column."""
+        """``uint8 [B, T, H, W, 3]`` of a video window column (its dtype's
+        storage when normalised: ``frames``)."""
+        return self.frames(name, arr)[0]
+
+    def frames(self, name: str, arr: pa.Array) -> tuple[np.ndarray, str]:
+        """(``[B, T, H, W, 3]`` frames, dtype) of a video window column:
+        dtype "uint8", or the window's normalised "float32", "float16" or
+        "bfloat16" (the array then holds its bits as uint16)."""
         segment, pts, segments = parse_window(name, arr)
         b, tlen = segment.shape
         want: dict[int, set[int]] = {}
@@ -390,15 +462,20 @@ class VideoDecoder:
             raise InvalidArgument(f"video window {name!r}: frames of different sizes {sorted(shapes)} in one batch; "
                                   "give the window a size, e.g. weft.Video(range(16), size=(224, 224))")
         shape = shapes.pop() if shapes else (0, 0, 3)
-        out = np.empty((b, tlen) + shape, np.uint8)
+        dtypes = {segments[s].dtype or "uint8" for s in (order or range(len(segments[:1])))} or {"uint8"}
+        if len(dtypes) > 1:
+            raise InvalidArgument(f"video window {name!r}: frames of dtypes {sorted(dtypes)} in one batch")
+        dtype = dtypes.pop()
+        out = np.empty((b, tlen) + shape, STORAGE[dtype])
         for i in range(b):
             for j in range(tlen):
                 out[i, j] = frames[int(segment[i, j])][int(pts[i, j])]
-        return out
+        return out, dtype
 
     def decode(self, batch: Any) -> dict[str, np.ndarray]:
         """{key: uint8 [B, T, H, W, 3]} for every video window column of a
-        record batch or table."""
+        record batch or table (normalised windows: their dtype's storage,
+        ``frames``)."""
         out = {}
         for i, f in enumerate(batch.schema):
             if is_video_window(f.type):

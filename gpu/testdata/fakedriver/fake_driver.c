@@ -243,6 +243,68 @@ static void rgb_at(const unsigned char *luma, const unsigned char *chroma, unsig
     o[2] = clamp8((ty + tables[4 * n + U]) >> 5);
 }
 
+/* f32_to_f16, f32_to_bf16 and put of rgb.cu: the normalised write (out_kind 1 float32, 2 float16,
+ * 3 bfloat16; 0 uint8) of a pixel's values, the same statements */
+static unsigned short f32_to_f16(float f)
+{
+    unsigned int x;
+    memcpy(&x, &f, 4);
+    unsigned int sign = (x >> 16) & 0x8000u;
+    unsigned int a = x & 0x7fffffffu;
+    if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+    if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);
+    if (a >= 0x38800000u) {
+        unsigned int r = a - 0x38000000u;
+        r += 0xfffu + ((r >> 13) & 1u);
+        return (unsigned short)(sign | (r >> 13));
+    }
+    if (a <= 0x33000000u) return (unsigned short)sign;
+    unsigned int e = a >> 23;
+    unsigned int m = (a & 0x7fffffu) | 0x800000u;
+    unsigned int shift = 126u - e;
+    unsigned int q = m >> shift;
+    unsigned int rem = m & ((1u << shift) - 1u);
+    unsigned int half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u))) q++;
+    return (unsigned short)(sign | q);
+}
+
+static unsigned short f32_to_bf16(float f)
+{
+    unsigned int x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+    return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static void put(unsigned char *row, unsigned x, const unsigned char *o, unsigned kind, const float *norm)
+{
+    if (kind == 0) {
+        row[3 * x] = o[0];
+        row[3 * x + 1] = o[1];
+        row[3 * x + 2] = o[2];
+        return;
+    }
+    for (int c = 0; c < 3; c++) {
+        float q = (float)o[c] / 255.0f;
+        float y = (q + -norm[c]) / norm[3 + c];
+        unsigned char *p = row + (size_t)3 * x * (kind == 1 ? 4 : 2) + (size_t)c * (kind == 1 ? 4 : 2);
+        if (kind == 1) {
+            memcpy(p, &y, 4);
+        } else {
+            unsigned short h = kind == 2 ? f32_to_f16(y) : f32_to_bf16(y);
+            memcpy(p, &h, 2);
+        }
+    }
+}
+
+/* the kernel arguments out_kind, mean[3], std[3] at a[i..i+6] */
+static unsigned launch_norm(void **a, int i, float *norm)
+{
+    for (int c = 0; c < 6; c++) norm[c] = *(float *)a[i + 1 + c];
+    return *(unsigned *)a[i];
+}
+
 /* cvt.rni.s32.f32 / __float2int_rn: round half to even (the default rounding mode) */
 static int rint_i(float v) { return (int)__builtin_rintf(v); }
 
@@ -262,10 +324,16 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
         unsigned dpitch = *(unsigned *)a[6], width = *(unsigned *)a[7], height = *(unsigned *)a[8];
         const short *tables = *(const short **)a[9];
         unsigned n = *(unsigned *)a[10];
+        float norm[6];
+        unsigned kind = launch_norm(a, 11, norm);
+        if (kind > 3) MOCK_FAIL(INVALID_VALUE, "launch: out_kind %u", kind);
         if (gx * bx < width || gy * by < height) MOCK_FAIL(INVALID_VALUE, "launch: grid smaller than the picture");
         for (unsigned y = 0; y < height; y++)
-            for (unsigned x = 0; x < width; x++)
-                rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, y, dst + (size_t)y * dpitch + 3 * x);
+            for (unsigned x = 0; x < width; x++) {
+                unsigned char o[3];
+                rgb_at(luma, chroma, pitch, bps, shift, tables, n, x, y, o);
+                put(dst + (size_t)y * dpitch, x, o, kind, norm);
+            }
         return CUDA_SUCCESS;
     }
     if (f == FAKE_VRESIZE) {
@@ -303,6 +371,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
     unsigned dpitch = *(unsigned *)a[3], out_w = *(unsigned *)a[4], out_h = *(unsigned *)a[5];
     const int *filter = *(const int **)a[6];
     unsigned taps = *(unsigned *)a[7];
+    float norm[6];
+    unsigned kind = launch_norm(a, 8, norm);
+    if (kind > 3) MOCK_FAIL(INVALID_VALUE, "launch: out_kind %u", kind);
     if (gx * bx < out_w || gy * by < out_h) MOCK_FAIL(INVALID_VALUE, "launch: grid smaller than the picture");
     for (unsigned oy = 0; oy < out_h; oy++)
         for (unsigned ox = 0; ox < out_w; ox++) {
@@ -316,10 +387,11 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
                 g = g + p[1] * w[k];
                 b = b + p[2] * w[k];
             }
-            unsigned char *o = dst + (size_t)oy * dpitch + 3 * ox;
+            unsigned char o[3];
             o[0] = clamp8(rint_i(r));
             o[1] = clamp8(rint_i(g));
             o[2] = clamp8(rint_i(b));
+            put(dst + (size_t)oy * dpitch, ox, o, kind, norm);
         }
     return CUDA_SUCCESS;
 }
