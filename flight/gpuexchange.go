@@ -212,7 +212,7 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 		if sg.normErr != "" {
 			return c, fmt.Sprintf("column %s: %s", name, sg.normErr)
 		}
-		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return c, fmt.Sprintf("column %s: %v", name, err)
 		}
@@ -425,7 +425,7 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		if sg.normErr != "" || !sameNorm(sg.norm, c.norm) {
 			return errors.Join(fmt.Errorf("%w: segment %d's normalisation (%v%s) is not the first step's (%v)", ErrUnavailableDelivery, s, sg.norm, sg.normErr, c.norm), g.Wait())
 		}
-		cfg, err := gpu.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
 		if err != nil {
 			return errors.Join(err, g.Wait())
 		}
