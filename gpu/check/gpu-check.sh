@@ -57,8 +57,7 @@ stage() {
     l=$(left)
     [ "$l" -lt "$limit" ] && limit=$l
     if [ "$limit" -lt 5 ]; then
-        say "RESULT stage_$name=skipped (no time left of ${BUDGET}s)"
-        echo "RESULT stage_$name=skipped" >> "$RES"
+        echo "RESULT stage_$name=skipped (no time left of ${BUDGET}s)" | collect
         return
     fi
     t0=$(date +%s)
@@ -91,7 +90,7 @@ dmon_end() {
 }
 
 st_info() {
-    echo "RESULT gpu_check=v2 start=$(date -u +%FT%TZ) host=$(hostname) budget_s=$BUDGET secs_per_point=$SECS fake=${FAKE:+yes}${FAKE:-no}"
+    echo "RESULT gpu_check=v2 start=$(date -u +%FT%TZ) host=$(hostname) budget_s=$BUDGET secs_per_point=$SECS fake=$([ -n "$FAKE" ] && echo yes || echo no)"
     echo "RESULT glibc=$(ldd --version 2>/dev/null | head -1 | grep -o '[0-9.]*$') (the binaries need >= 2.34)"
     if command -v nvidia-smi >/dev/null 2>&1; then
         echo "RESULT nvidia_smi=$(nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader | tr ' ' '_')"
@@ -117,8 +116,14 @@ st_raw() {
         return 0
     fi
     for n in ${SESSIONS//,/ }; do
-        timeout -k 2 $((SECS + 20)) "$BIN/nvdec_probe" bench "$clip" h264 "$n" "$SECS" 2>&1 |
-            grep -a '^RESULT \|error' | sed 's/^RESULT bench_/RESULT raw_/; s/^RESULT mem_/RESULT raw_mem_/; s/^RESULT error_/RESULT raw_error_/'
+        timeout -k 2 $((SECS + 20)) "$BIN/nvdec_probe" bench "$clip" h264 "$n" "$SECS" > "$WORK/raw.txt" 2>&1
+        rc=$?
+        grep -a '^RESULT ' "$WORK/raw.txt" | sed 's/^RESULT bench_/RESULT raw_/; t; s/^RESULT mem_/RESULT raw_mem_/; t; s/^RESULT /RESULT raw_/'
+        if [ "$rc" -ne 0 ]; then
+            echo "RESULT raw_h264_s${n}_rc=$rc $(grep -av '^RESULT ' "$WORK/raw.txt" | tail -2 | tr '\n' ' ')"
+            # 2: no libcuda, 3: no libnvcuvid: no other count can do better
+            { [ "$rc" -eq 2 ] || [ "$rc" -eq 3 ]; } && return 1
+        fi
     done
 }
 
@@ -138,18 +143,18 @@ if [ -n "$FAKE" ]; then
     DELIVER_FAKE=(--fake-memory)
 fi
 
-export DATA BIN FAKE SECS PY SESSIONS BUDGET
+export DATA BIN FAKE SECS PY SESSIONS BUDGET WORK
 export -f st_info st_raw
 stage info 20 bash -c st_info
 if [ ! -x "$BIN/weftgpu" ] || [ ! -f "$DATA/manifest.json" ]; then
-    say "RESULT weft=absent: run make gpu-check-prep on the CPU machine and carry gpu/check/data"
+    echo "RESULT weft=absent: run make gpu-check-prep on the CPU machine and carry gpu/check/data" | collect
     exit 1
 fi
 
 dmon check
-stage check 120 "$BIN/weftgpu" check "${DRIVER[@]}" --secs "$SECS" --sessions "$SESSIONS" \
+stage check 120 "$BIN/weftgpu" check ${DRIVER[@]+"${DRIVER[@]}"} --secs "$SECS" --sessions "$SESSIONS" \
     --av1-sessions "${WEFT_CHECK_AV1_SESSIONS:-1,8}" --norm-sessions "${WEFT_CHECK_NORM_SESSIONS:-8}" \
-    --python "$PY" --scripts gpu/check "$DATA"
+    --python "${WEFT_CHECK_IPC_PYTHON-$PY}" --scripts gpu/check "$DATA"
 dmon_end check
 
 dmon raw
@@ -165,13 +170,13 @@ if [ -x "$WORK/flightd" ]; then
     dmon deliver
     lim=170
     [ "$(left)" -lt "$lim" ] && lim=$(left)
-    stage deliver "$lim" "$BIN/weftgpu" deliver "${DRIVER[@]}" "${DELIVER_FAKE[@]}" --flightd "$WORK/flightd" \
+    stage deliver "$lim" "$BIN/weftgpu" deliver ${DRIVER[@]+"${DRIVER[@]}"} ${DELIVER_FAKE[@]+"${DELIVER_FAKE[@]}"} --flightd "$WORK/flightd" \
         --python "$PY" --scripts gpu/check --secs "$SECS" --sessions "$SESSIONS" \
         --go-sessions "${WEFT_CHECK_GO_SESSIONS:-1,16}" --av1-sessions "${WEFT_CHECK_AV1_SESSIONS_DELIVER:-8}" \
         --norm-sessions "${WEFT_CHECK_NORM_SESSIONS:-8}" --raw "$RES" --budget "$((lim - 8))s" "$DATA"
     dmon_end deliver
 else
-    say "RESULT deliver=absent (no $BIN/flightd.gz: make gpu-check-prep)"
+    echo "RESULT deliver=absent (no $BIN/flightd.gz: make gpu-check-prep)" | collect
 fi
 
 if [ -z "$FAKE" ] && [ -f gpu-probe/run.sh ] && [ -d gpu-probe/data ]; then
@@ -180,17 +185,17 @@ if [ -z "$FAKE" ] && [ -f gpu-probe/run.sh ] && [ -d gpu-probe/data ]; then
     mkdir -p "$WORK/probe" && cp -r gpu-probe "$WORK/probe/"
     l=$(( $(left) - 3 ))
     if [ "$l" -ge 30 ]; then
+        t0=$(date +%s)
         say "=================== stage probe (limit ${l}s) $(date -u +%H:%M:%S)"
         BENCH_SECS=${PROBE_BENCH_SECS:-3} OUT="$OUT/probe" timeout -k 3 "$l" bash "$WORK/probe/gpu-probe/run.sh" >> "$LOG" 2>&1
-        say "RESULT stage_probe=rc$? secs=$(( $(date +%s) - T0 ))"
-        echo "RESULT stage_probe=done" >> "$RES"
+        echo "RESULT stage_probe=rc$? secs=$(( $(date +%s) - t0 ))" | collect
         [ -f "$OUT/probe/results.txt" ] && sed 's/^RESULT /RESULT probe_/' "$OUT/probe/results.txt" | collect
         rm -f "$OUT/probe/dmon.txt" "$OUT/probe/dmon_all.txt"   # $OUT brings back at most 8 files
     else
-        say "RESULT stage_probe=skipped (${l}s left)"
+        echo "RESULT stage_probe=skipped (${l}s left)" | collect
     fi
 else
-    say "RESULT probe=absent (copy ../shared/tools/gpu-probe to gpu-probe/ and make its data to run it too)"
+    echo "RESULT probe=absent (copy ../shared/tools/gpu-probe to gpu-probe/ and make its data to run it too)" | collect
 fi
 
 # the acceptance, from the lines above
@@ -201,8 +206,8 @@ fi
     r=$(grep -a '^RESULT rgb_' "$RES"); n=$(echo "$r" | grep -c 'rgb_'); ok=$(echo "$r" | grep -c '=ok ')
     echo "RESULT acc_rgb=$ok/$n rgb/resize/norm lines ok"
     echo "RESULT acc_ipc=$(grep -ao '^RESULT ipc=[a-z]*' "$RES" | cut -d= -f2),loader:$(grep -ao '^RESULT loader_ipc=[a-z]*' "$RES" | cut -d= -f2)"
-    c=$(grep -a '^RESULT \(weft\|deliver\)_' "$RES" | grep -o 'frame_copy_bytes=[0-9]*' | sort | uniq -c | tr -s ' ' | tr ' ' '_' | tr '\n' ',')
-    echo "RESULT acc_frame_copy_bytes=${c:-none}"
+    c=$(grep -a '^RESULT \(weft\|deliver\)_' "$RES")
+    echo "RESULT acc_frame_copy_bytes=lines:$(echo "$c" | grep -c ' frame_copy_bytes=') nonzero:$(echo "$c" | grep -c ' frame_copy_bytes=[1-9]') (weft_ and deliver_ lines; must be 0 nonzero)"
     g=$(grep -a '^RESULT deliver_py_h264_s[0-9]*=' "$RES" | sed 's/^RESULT deliver_py_h264_\(s[0-9]*\)=.*decoded_vs_raw=\([0-9.]*\).*goal80=\([a-z]*\).*/\1:\2:\3/' | tr '\n' ',')
     echo "RESULT acc_goal80=${g:-none} (decoded/s in flightd over raw NVDEC fps, same clip and sessions)"
     echo "RESULT gpu_check_secs=$(( $(date +%s) - T0 ))"
