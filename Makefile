@@ -125,7 +125,7 @@ bench-storage: tools
 ptx:
 	sh gpu/kernels/mkptx.sh
 
-## gpu-check-prep: (CPU machine, needs ffmpeg, gcc) gpu/check/data: weftgpu, flightd (gzipped), nvdec_probe, the clips with ffmpeg's per-frame hashes (made again when the manifest's version is old), the delivery store.
+## gpu-check-prep: (CPU machine, needs ffmpeg, gcc) gpu/check/data: weftgpu and flightd (gzipped), nvdec_probe, the clips with ffmpeg's per-frame hashes (made again when the manifest's version is old), the delivery store.
 GPU_CHECK_DATA ?= gpu/check/data
 gpu-check-prep:
 	@mkdir -p $(GPU_CHECK_DATA)/bin
@@ -133,7 +133,7 @@ gpu-check-prep:
 	CGO_ENABLED=1 $(GO) build -trimpath -ldflags="-s -w" -o $(GPU_CHECK_DATA)/bin/flightd ./cmd/flightd
 	gcc -O2 -Wall -o $(GPU_CHECK_DATA)/bin/nvdec_probe gpu/check/nvdec_probe.c -Igpu/include -ldl -lpthread
 	$(GPU_CHECK_DATA)/bin/weftgpu prep --flightd $(GPU_CHECK_DATA)/bin/flightd $(GPU_CHECK_DATA)
-	gzip -f $(GPU_CHECK_DATA)/bin/flightd
+	gzip -f $(GPU_CHECK_DATA)/bin/flightd $(GPU_CHECK_DATA)/bin/weftgpu
 	@du -sh $(GPU_CHECK_DATA)
 
 ## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry gpu/check/data (and gpu-probe).

@@ -1,7 +1,7 @@
 // Command weftgpu prepares and runs `make gpu-check` (issue 15, docs/gpu.md).
 //
 //	weftgpu prep [--small] [--force] [--flightd BIN] DIR   (CPU machine, needs ffmpeg) clips, ffmpeg's
-//	    per-frame hashes, the bench clip as Annex B (for nvdec_probe) and, with --flightd, a store of
+//	    per-frame hashes and, with --flightd, a store of
 //	    the bench clips for the delivery stage, into DIR. Clips are made again only when DIR's
 //	    manifest is of another version (or --force); the store always.
 //	weftgpu check [flags] DIR     (GPU machine) decoder caps, exactness, RGB, resize, normalisation,
@@ -9,6 +9,7 @@
 //	weftgpu deliver [flags] DIR   (GPU machine) delivery end to end: a real flightd serve on DIR's
 //	    store, N concurrent trainer processes (python TrainLoader cuda-ipc, or `weftgpu trainer`)
 //	weftgpu trainer [flags]       one Go trainer of deliver (client.ReadRankExchange, cuda-ipc)
+//	weftgpu annexb IN.mp4 OUT     the bench clip as Annex B, for nvdec_probe's raw NVDEC rate
 //
 // check flags: --cuda-lib, --cuvid-lib (default: the driver's sonames; the
 // fake driver for a dry run), --secs (per throughput point), --sessions
@@ -41,7 +42,7 @@ import (
 
 // manifestVersion is the data's version: prep makes the clips again when a
 // directory's manifest has another (an old directory lacks newer clips).
-// 2: the bench clips as Annex B and the delivery store.
+// 2: the AV1 clips, normalisation, the delivery store.
 const manifestVersion = 2
 
 type clipSpec struct {
@@ -118,6 +119,8 @@ func main() {
 		err = deliver(os.Args[2:])
 	case "trainer":
 		err = trainer(os.Args[2:])
+	case "annexb":
+		err = annexbMain(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -169,14 +172,8 @@ func (m manifest) current(dir string, small bool) bool {
 		return false
 	}
 	for _, c := range m.Clips {
-		files := []string{c.Name + ".mp4"}
-		if c.Role == "bench" && c.Pix == "nv12" && strings.HasPrefix(c.Name, "h264") {
-			files = append(files, c.Name+".h264")
-		}
-		for _, f := range files {
-			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-				return false
-			}
+		if _, err := os.Stat(filepath.Join(dir, c.Name+".mp4")); err != nil {
+			return false
 		}
 	}
 	return true
@@ -245,14 +242,6 @@ func prepClips(dir string, small bool) (manifest, error) {
 		f := strings.Split(strings.TrimSpace(string(p)), ",")
 		if len(f) == 2 {
 			c.ColorRange, c.ColorSpace = f[0], f[1]
-		}
-		if c.Role == "bench" && strings.HasPrefix(c.Name, "h264") {
-			// the same clip as an Annex B stream (SPS/PPS before every IDR): the raw
-			// NVDEC rate of nvdec_probe's bench mode, with no Weft code in between
-			if b, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-y", "-i", out, "-c:v", "copy", "-bsf:v", "h264_mp4toannexb",
-				"-f", "h264", filepath.Join(dir, c.Name+".h264")).CombinedOutput(); err != nil {
-				return m, fmt.Errorf("ffmpeg annexb %s: %v: %s", c.Name, err, b)
-			}
 		}
 		m.Clips = append(m.Clips, c)
 		fmt.Printf("prep: %s: %d frames %dx%d %s/%s\n", c.Name, x.Len(), x.Config.Width, x.Config.Height, c.ColorSpace, c.ColorRange)

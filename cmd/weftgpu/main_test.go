@@ -81,7 +81,7 @@ func TestCheckDryRun(t *testing.T) {
 		"-I../../gpu/include", "-ldl", "-lpthread").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.NoError(t, prep(data, prepOptions{small: true, flightd: filepath.Join(bin, "flightd")}))
-	out, err = exec.Command("gzip", "-f", filepath.Join(bin, "flightd")).CombinedOutput()
+	out, err = exec.Command("gzip", "-f", filepath.Join(bin, "flightd"), filepath.Join(bin, "weftgpu")).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
 	py := checkPython(t)

@@ -5,8 +5,9 @@
 # (docs/gpu.md lists them) and copies them to $OUT/results.txt.
 #
 # Needs, from the CPU machine (`make gpu-check-prep`): gpu/check/data/ (carry that one path):
-# bin/weftgpu, bin/flightd.gz, bin/nvdec_probe, the clips with ffmpeg's per-frame hashes, the
-# bench clip as Annex B, and the delivery stage's store. Optionally gpu-probe/ with its data/
+# bin/weftgpu.gz, bin/flightd.gz, bin/nvdec_probe, the clips with ffmpeg's per-frame hashes and
+# the delivery stage's store (about 35 MB; with gpu-probe's 18 MB and the checkout's ~7 MB it
+# stays under the device tool's 64 MiB). Optionally gpu-probe/ with its data/
 # (../shared/tools/gpu-probe/README.md), run last with the time left. No Go, ffmpeg or CUDA
 # toolkit is needed here: the driver is dlopened.
 #
@@ -44,6 +45,7 @@ PY=${WEFT_CHECK_PYTHON-python3}
 SESSIONS=${WEFT_CHECK_SESSIONS:-1,4,8,16}
 WORK=$(mktemp -d /tmp/weft-gpu-check.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
+WEFTGPU=$WORK/weftgpu   # unpacked from $BIN/weftgpu.gz below
 
 say() { echo "$*" | tee -a "$LOG"; }
 # result lines go to the log and to results.txt as they come
@@ -110,9 +112,10 @@ print(" ".join(v))' 2>&1 | tail -1)"
 }
 
 st_raw() {
-    local n clip="$DATA/h264_1080p_bf.h264"
-    if [ ! -x "$BIN/nvdec_probe" ] || [ ! -f "$clip" ]; then
-        echo "RESULT raw=absent (no $BIN/nvdec_probe or $clip: make gpu-check-prep)"
+    local n rc clip="$WORK/h264_1080p_bf.h264"
+    # the bench clip as Annex B (SPS/PPS before every IDR, so that it loops)
+    if [ ! -x "$BIN/nvdec_probe" ] || ! "$WEFTGPU" annexb "$DATA/h264_1080p_bf.mp4" "$clip"; then
+        echo "RESULT raw=absent (no $BIN/nvdec_probe or no $DATA/h264_1080p_bf.mp4: make gpu-check-prep)"
         return 0
     fi
     for n in ${SESSIONS//,/ }; do
@@ -143,16 +146,24 @@ if [ -n "$FAKE" ]; then
     DELIVER_FAKE=(--fake-memory)
 fi
 
-export DATA BIN FAKE SECS PY SESSIONS BUDGET WORK
+export DATA BIN FAKE SECS PY SESSIONS BUDGET WORK WEFTGPU
 export -f st_info st_raw
 stage info 20 bash -c st_info
-if [ ! -x "$BIN/weftgpu" ] || [ ! -f "$DATA/manifest.json" ]; then
+# the binaries travel gzipped (the carry limit): unpacked here
+for b in weftgpu flightd; do
+    if [ -f "$BIN/$b.gz" ]; then
+        gunzip -c "$BIN/$b.gz" > "$WORK/$b" && chmod +x "$WORK/$b"
+    elif [ -x "$BIN/$b" ]; then
+        cp "$BIN/$b" "$WORK/$b"
+    fi
+done
+if [ ! -x "$WEFTGPU" ] || [ ! -f "$DATA/manifest.json" ]; then
     echo "RESULT weft=absent: run make gpu-check-prep on the CPU machine and carry gpu/check/data" | collect
     exit 1
 fi
 
 dmon check
-stage check 120 "$BIN/weftgpu" check ${DRIVER[@]+"${DRIVER[@]}"} --secs "$SECS" --sessions "$SESSIONS" \
+stage check 120 "$WEFTGPU" check ${DRIVER[@]+"${DRIVER[@]}"} --secs "$SECS" --sessions "$SESSIONS" \
     --av1-sessions "${WEFT_CHECK_AV1_SESSIONS:-1,8}" --norm-sessions "${WEFT_CHECK_NORM_SESSIONS:-8}" \
     --python "${WEFT_CHECK_IPC_PYTHON-$PY}" --scripts gpu/check "$DATA"
 dmon_end check
@@ -161,16 +172,11 @@ dmon raw
 stage raw 70 bash -c st_raw
 dmon_end raw
 
-if [ -f "$BIN/flightd.gz" ]; then
-    gunzip -c "$BIN/flightd.gz" > "$WORK/flightd" && chmod +x "$WORK/flightd"
-elif [ -x "$BIN/flightd" ]; then
-    cp "$BIN/flightd" "$WORK/flightd"
-fi
 if [ -x "$WORK/flightd" ]; then
     dmon deliver
     lim=170
     [ "$(left)" -lt "$lim" ] && lim=$(left)
-    stage deliver "$lim" "$BIN/weftgpu" deliver ${DRIVER[@]+"${DRIVER[@]}"} ${DELIVER_FAKE[@]+"${DELIVER_FAKE[@]}"} --flightd "$WORK/flightd" \
+    stage deliver "$lim" "$WEFTGPU" deliver ${DRIVER[@]+"${DRIVER[@]}"} ${DELIVER_FAKE[@]+"${DELIVER_FAKE[@]}"} --flightd "$WORK/flightd" \
         --python "$PY" --scripts gpu/check --secs "$SECS" --sessions "$SESSIONS" \
         --go-sessions "${WEFT_CHECK_GO_SESSIONS:-1,16}" --av1-sessions "${WEFT_CHECK_AV1_SESSIONS_DELIVER:-8}" \
         --norm-sessions "${WEFT_CHECK_NORM_SESSIONS:-8}" --raw "$RES" --budget "$((lim - 8))s" "$DATA"
