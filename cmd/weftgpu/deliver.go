@@ -140,11 +140,17 @@ func deliver(args []string) error {
 		if err := add("py", "h264", c.normSessions, true); err != nil {
 			return err
 		}
-	} else {
+	}
+	if !pyOK {
 		goList = c.pySessions
 	}
 	if err := add("go", "h264", goList, false); err != nil {
 		return err
+	}
+	if !pyOK {
+		if err := add("go", "h264", c.normSessions, true); err != nil {
+			return err
+		}
 	}
 	av1 := "go"
 	if pyOK {
@@ -154,7 +160,18 @@ func deliver(args []string) error {
 		return err
 	}
 	ctx := context.Background()
+	done := map[point]bool{}
+	pyBroken := ""
 	for _, p := range points {
+		if p.kind == "py" && pyBroken != "" {
+			// the python trainers failed where Go ones would not: this point with Go
+			// trainers instead, so that the number exists
+			p.kind = "go"
+		}
+		if done[p] {
+			continue
+		}
+		done[p] = true
 		tab := m.Store.table(p.table)
 		key := fmt.Sprintf("deliver_%s_%s_s%d", p.kind, p.table, p.n)
 		if p.norm {
@@ -174,13 +191,20 @@ func deliver(args []string) error {
 			if errors.Is(err, errGPUOff) {
 				break
 			}
+			if p.kind == "py" && errors.Is(err, errTrainer) && pyBroken == "" {
+				pyBroken = err.Error()
+				result("deliver_python", "broken: the python points that follow run Go trainers instead")
+			}
 		}
 	}
 	result("deliver_secs", fmt.Sprintf("%.1f", time.Since(t0).Seconds()))
 	return nil
 }
 
-var errGPUOff = errors.New("flightd: GPU delivery is off")
+var (
+	errGPUOff  = errors.New("flightd: GPU delivery is off")
+	errTrainer = errors.New("trainer")
+)
 
 func (s *storeSpec) table(name string) *storeTable {
 	for i := range s.Tables {
@@ -240,7 +264,7 @@ func (t *trainerProc) wait(word string, timeout time.Duration) (trainerReport, e
 		select {
 		case l, ok := <-t.lines:
 			if !ok {
-				return r, fmt.Errorf("trainer ended before %s: %s", word, t.logTail())
+				return r, fmt.Errorf("%w ended before %s: %s", errTrainer, word, t.logTail())
 			}
 			w, js, _ := strings.Cut(l, " ")
 			switch w {
@@ -248,10 +272,10 @@ func (t *trainerProc) wait(word string, timeout time.Duration) (trainerReport, e
 				return r, json.Unmarshal([]byte(js), &r)
 			case "ERROR":
 				_ = json.Unmarshal([]byte(js), &r)
-				return r, fmt.Errorf("trainer: %s", r.Error)
+				return r, fmt.Errorf("%w: %s", errTrainer, r.Error)
 			}
 		case <-deadline:
-			return r, fmt.Errorf("no %s from a trainer within %s: %s", word, timeout, t.logTail())
+			return r, fmt.Errorf("no %s from a %w within %s: %s", word, errTrainer, timeout, t.logTail())
 		}
 	}
 }
@@ -385,7 +409,7 @@ func (c *deliverConfig) point(ctx context.Context, key, kind string, tab storeTa
 	for _, r := range ready {
 		readyS = max(readyS, r.ReadyS)
 		if r.Delivery != "cuda-ipc" {
-			return fmt.Errorf("a trainer's delivery is %q, not cuda-ipc: %s", r.Delivery, r.Fallback)
+			return fmt.Errorf("a %w's delivery is %q, not cuda-ipc: %s", errTrainer, r.Delivery, r.Fallback)
 		}
 	}
 	m0, err := scrape(fd.metrics)

@@ -634,7 +634,9 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python, self string) {
 	}
 	in, _ := json.Marshal(descs)
 	defer loaderIPC(ctx, python, self, in, sums) // whatever ipc_child.py (CuPy) gives
-	cmd := exec.CommandContext(ctx, python, filepath.Join(self, "ipc_child.py"))
+	cctx, cancel := context.WithTimeout(ctx, ipcChildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, python, filepath.Join(self, "ipc_child.py"))
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -671,10 +673,16 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python, self string) {
 	result("ipc", fmt.Sprintf("%s slots=%d open_ms_p50=%.3f open_ms_p99=%.3f torch_dlpack=%s %s", verdict, len(sums), pct(0.5), pct(0.99), got.Torch, got.Version))
 }
 
+// ipcChildTimeout bounds each IPC child (a hung one would otherwise cost the
+// check stage's throughput lines after it).
+const ipcChildTimeout = 40 * time.Second
+
 // loaderIPC: the same descriptors opened by the loader's own code
 // (python/weft/_device.py through gpu/check/loader_child.py): same bytes,
 // a torch tensor on the slot's memory (no copy), open latency.
 func loaderIPC(ctx context.Context, python, self string, in []byte, sums []string) {
+	ctx, cancel := context.WithTimeout(ctx, ipcChildTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, python, filepath.Join(self, "loader_child.py"))
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer

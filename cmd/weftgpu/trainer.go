@@ -92,7 +92,12 @@ func runTrainer(ctx context.Context, a trainerArgs) error {
 		return err
 	}
 	defer c.Close()
-	spec, err := json.Marshal(map[string]any{"frames": a.Frames})
+	w := map[string]any{"frames": a.Frames}
+	if n := a.Normalize; n != nil { // the python client's Video(normalize=, dtype=) on the wire
+		w["normalize"] = map[string]any{"mean": n.Mean, "std": n.Std}
+		w["dtype"] = n.DType
+	}
+	spec, err := json.Marshal(w)
 	if err != nil {
 		return err
 	}
