@@ -416,6 +416,9 @@ func (c *deliverConfig) point(ctx context.Context, key, kind string, tab storeTa
 	if err != nil {
 		return err
 	}
+	if _, ok := m0["weft_gpu_frame_copy_bytes_total"]; !ok {
+		return errors.New("flightd's /metrics has no weft_gpu_ metrics: frame copies and decoded frames cannot be counted")
+	}
 	t0 := time.Now()
 	for _, t := range ts {
 		_, _ = io.WriteString(t.stdin, "GO\n")

@@ -154,6 +154,7 @@ func TestCheckDryRun(t *testing.T) {
 		require.Contains(t, v, " frame_copy_bytes=0 ", k)
 		require.Contains(t, v, " copies=0 ", k)
 		require.NotContains(t, v, "windows_per_s=0.0 ", k)
+		require.NotContains(t, v, "decoded_per_s=0.0 ", k) // flightd's weft_gpu_ metrics were read
 		require.Contains(t, lines[k+"_mem"], "per_session_mib=", k)
 		if strings.Contains(k, "_h264_s") {
 			require.Regexp(t, `raw_fps=[0-9.]+ decoded_vs_raw=[0-9.]+ frames_vs_raw=[0-9.]+ goal80=(pass|fail)`, v, k)
