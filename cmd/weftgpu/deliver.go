@@ -285,9 +285,10 @@ func (t *trainerProc) logTail() string {
 	return oneLine(string(lastLine(b)))
 }
 
+// kill ends the trainer (done or not) and waits for it.
 func (t *trainerProc) kill() {
-	if t.cmd.ProcessState == nil {
-		_ = t.cmd.Process.Kill()
+	_ = t.cmd.Process.Kill() // an error: it has ended already
+	for range t.lines {      // what it still printed, so the reader reaches EOF and waits
 	}
 	<-t.done
 }

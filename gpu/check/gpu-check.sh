@@ -92,7 +92,7 @@ dmon_end() {
 }
 
 st_info() {
-    echo "RESULT gpu_check=v2 start=$(date -u +%FT%TZ) host=$(hostname) budget_s=$BUDGET secs_per_point=$SECS fake=$([ -n "$FAKE" ] && echo yes || echo no)"
+    echo "RESULT gpu_check=v2 start=$(date -u +%FT%TZ) host=$(uname -n) budget_s=$BUDGET secs_per_point=$SECS fake=$([ -n "$FAKE" ] && echo yes || echo no)"
     echo "RESULT glibc=$(ldd --version 2>/dev/null | head -1 | grep -o '[0-9.]*$') (the binaries need >= 2.34)"
     if command -v nvidia-smi >/dev/null 2>&1; then
         echo "RESULT nvidia_smi=$(nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader | tr ' ' '_')"
