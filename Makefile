@@ -134,7 +134,7 @@ gpu-check-prep:
 	gcc -O2 -Wall -o $(GPU_CHECK_DATA)/bin/nvdec_probe gpu/check/nvdec_probe.c -Igpu/include -ldl -lpthread
 	$(GPU_CHECK_DATA)/bin/weftgpu prep --flightd $(GPU_CHECK_DATA)/bin/flightd $(GPU_CHECK_DATA)
 	gzip -f $(GPU_CHECK_DATA)/bin/flightd $(GPU_CHECK_DATA)/bin/weftgpu
-	@du -sh $(GPU_CHECK_DATA)
+	@du -shc $(GPU_CHECK_DATA) $(wildcard gpu-probe) | sed "s/total$$/total to carry (with the checkout, keep it under 64 MiB)/"
 
 ## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry gpu/check/data (and gpu-probe).
 gpu-check:
