@@ -316,9 +316,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	gd := openGPU(ctx, log, cfg.gpu)
-	if gd != nil && gd.Device != nil {
-		defer gd.Device.Close()
-	}
+	gs := newGPUStats(gd)
+	defer gs.close() // closes the device
+	ms.watchGPU(gs)
 	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget, Importer: imp, GPU: gd}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
