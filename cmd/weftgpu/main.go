@@ -423,17 +423,24 @@ func b01(b bool) int {
 	return 0
 }
 
-func checkRGB(ctx context.Context, d *gpu.Device, c clip) error {
-	frames := []int{0, c.x.Len() / 2, c.x.Len() - 1}
+// decodeNV12 plans frames of c and decodes them to the host with NVDEC
+// (the checks' reference input): the plan, the wanted PTS, the frames.
+func decodeNV12(ctx context.Context, d *gpu.Device, c clip, frames []int) (video.Plan, []int64, []gpu.Frame, error) {
 	p, err := c.x.Plan(frames)
 	if err != nil {
-		return err
+		return video.Plan{}, nil, nil, err
 	}
 	want := make([]int64, len(p.Keep))
 	for i, k := range p.Keep {
 		want[i] = k.PTS
 	}
 	nv12, err := d.DecodeNV12(ctx, c.segment(p), want)
+	return p, want, nv12, err
+}
+
+func checkRGB(ctx context.Context, d *gpu.Device, c clip) error {
+	frames := []int{0, c.x.Len() / 2, c.x.Len() - 1}
+	p, want, nv12, err := decodeNV12(ctx, d, c, frames)
 	if err != nil {
 		return err
 	}
@@ -495,15 +502,7 @@ func checkRGB(ctx context.Context, d *gpu.Device, c clip) error {
 // (the two do the same float32 arithmetic, so 0 values should differ).
 func checkResize(ctx context.Context, d *gpu.Device, c clip) error {
 	frames := []int{0, c.x.Len() - 1}
-	p, err := c.x.Plan(frames)
-	if err != nil {
-		return err
-	}
-	want := make([]int64, len(p.Keep))
-	for i, k := range p.Keep {
-		want[i] = k.PTS
-	}
-	nv12, err := d.DecodeNV12(ctx, c.segment(p), want)
+	p, want, nv12, err := decodeNV12(ctx, d, c, frames)
 	if err != nil {
 		return err
 	}

@@ -22,15 +22,7 @@ import (
 // first all equal and the uint8 RGB within 1 LSB of the Go reference.
 func checkNormalize(ctx context.Context, d *gpu.Device, c clip) error {
 	frames := []int{0, c.x.Len() - 1}
-	p, err := c.x.Plan(frames)
-	if err != nil {
-		return err
-	}
-	want := make([]int64, len(p.Keep))
-	for i, k := range p.Keep {
-		want[i] = k.PTS
-	}
-	nv12, err := d.DecodeNV12(ctx, c.segment(p), want)
+	p, want, nv12, err := decodeNV12(ctx, d, c, frames)
 	if err != nil {
 		return err
 	}
