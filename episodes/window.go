@@ -1,6 +1,7 @@
 package episodes
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -114,7 +115,7 @@ func ReadWindows(arr arrow.Array) (*Windows, error) {
 		return nil, badWindow("a null window")
 	}
 	var err error
-	if w.Segment, err = fixedValues(sl, segIdx, segIdx.Int32Values(), "segment"); err != nil {
+	if w.Segment, err = fixedValues(sl, segIdx, segIdx.Int32Values(), "segment index"); err != nil {
 		return nil, err
 	}
 	if w.PTS, err = fixedValues(pl, pts, pts.Int64Values(), "pts"); err != nil {
@@ -140,7 +141,7 @@ func ReadWindows(arr arrow.Array) (*Windows, error) {
 	w.Segments = make([]WindowSegment, hi-lo)
 	for i := range w.Segments {
 		if w.Segments[i], err = sc.segment(int(lo) + i); err != nil {
-			return nil, fmt.Errorf("segment %d: %w", i, err)
+			return nil, fmt.Errorf("%w: segment %d: %w", ErrBadWindowColumn, i, err)
 		}
 	}
 	for k, s := range w.Segment {
@@ -263,7 +264,7 @@ func as[T arrow.Array](a arrow.Array, ok *bool) T {
 func fixedLen(l *array.FixedSizeList) int32 { return l.DataType().(*arrow.FixedSizeListType).Len() }
 
 // segment reads and checks the segment at index i of the segments'
-// values.
+// values; its error says what is wrong, the caller gives it its kind.
 func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	for _, f := range []struct {
 		name string
@@ -271,7 +272,7 @@ func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	}{{"media", c.media}, {"codec", c.codec}, {"config", c.config}, {"width", c.width}, {"height", c.height},
 		{"timescale", c.tscale}, {"units", c.units}, {"dts", c.dts}, {"unit_pts", c.unitPTS}} {
 		if f.a.IsNull(i) {
-			return WindowSegment{}, badWindow("a null %s", f.name)
+			return WindowSegment{}, fmt.Errorf("a null %s", f.name)
 		}
 	}
 	s := WindowSegment{
@@ -289,11 +290,11 @@ func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	case ua < 0 || ub < ua || ub > int64(c.unitBytes.Len()),
 		da < 0 || db < da || db > int64(c.dtsValues.Len()),
 		pa < 0 || pb < pa || pb > int64(c.ptsValues.Len()):
-		return s, badWindow("units, dts or unit_pts out of their values")
+		return s, errors.New("units, dts or unit_pts out of their values")
 	case ub-ua != db-da || ub-ua != pb-pa:
-		return s, badWindow("%d units, %d dts and %d unit_pts", ub-ua, db-da, pb-pa)
+		return s, fmt.Errorf("%d units, %d dts and %d unit_pts", ub-ua, db-da, pb-pa)
 	case nullIn(c.unitBytes, int(ua), int(ub)), nullIn(c.dtsValues, int(da), int(db)), nullIn(c.ptsValues, int(pa), int(pb)):
-		return s, badWindow("a null unit, dts or unit_pts")
+		return s, errors.New("a null unit, dts or unit_pts")
 	}
 	s.Units = make([][]byte, 0, ub-ua)
 	for j := ua; j < ub; j++ {
@@ -304,7 +305,7 @@ func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	if c.size != nil && c.size.IsValid(i) {
 		a, b := c.size.ValueOffsets(i)
 		if a < 0 || b != a+2 || b > int64(c.sizeValues.Len()) || nullIn(c.sizeValues, int(a), int(b)) {
-			return s, badWindow("a size that is not [H, W]")
+			return s, errors.New("a size that is not [H, W]")
 		}
 		s.Size = c.sizeValues.Int32Values()[a:b]
 	}
@@ -313,7 +314,7 @@ func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	}
 	set := c.dtype.IsValid(i)
 	if c.mean.IsValid(i) != set || c.std.IsValid(i) != set {
-		return s, badWindow("mean, std and dtype not all null or all set")
+		return s, errors.New("mean, std and dtype not all null or all set")
 	}
 	if !set {
 		return s, nil
@@ -322,7 +323,7 @@ func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	switch n.DType {
 	case DTypeFloat32, DTypeFloat16, DTypeBFloat16:
 	default:
-		return s, badWindow("dtype %q (%s, %s or %s)", n.DType, DTypeFloat32, DTypeFloat16, DTypeBFloat16)
+		return s, fmt.Errorf("dtype %q (%s, %s or %s)", n.DType, DTypeFloat32, DTypeFloat16, DTypeBFloat16)
 	}
 	for _, f := range []struct {
 		l   *array.FixedSizeList
@@ -331,7 +332,7 @@ func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	}{{c.mean, c.meanValues, &n.Mean}, {c.std, c.stdValues, &n.Std}} {
 		a, b := f.l.ValueOffsets(i)
 		if a < 0 || b != a+3 || b > int64(f.v.Len()) || nullIn(f.v, int(a), int(b)) {
-			return s, badWindow("a mean or std that is not 3 float32")
+			return s, errors.New("a mean or std that is not 3 float32")
 		}
 		for k, x := range f.v.Float32Values()[a:b] {
 			f.out[k] = float64(x)
