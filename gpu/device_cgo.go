@@ -481,8 +481,8 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 		return deviceFilter{}, d.driverErr("cuMemcpyHtoD(resize filter)", r)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if q, ok := d.filter[k]; ok || d.closed {
+		d.mu.Unlock() // Free takes d.mu
 		_ = d.Free(buf)
 		l.Release()
 		if !ok {
@@ -493,6 +493,7 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 	f = deviceFilter{ptr: C.ulonglong(buf.Ptr), taps: rf.Taps}
 	d.filter[k] = f
 	d.leases = append(d.leases, l)
+	d.mu.Unlock()
 	return f, nil
 }
 
