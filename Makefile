@@ -125,12 +125,18 @@ bench-storage: tools
 ptx:
 	sh gpu/kernels/mkptx.sh
 
-## gpu-check-prep: (CPU machine, needs ffmpeg) bin/weftgpu and gpu/check/data (clips + ffmpeg's per-frame hashes) for gpu-check.
+## gpu-check-prep: (CPU machine, needs ffmpeg, gcc) gpu/check/data: weftgpu and flightd (gzipped), nvdec_probe, the clips with ffmpeg's per-frame hashes (made again when the manifest's version is old), the delivery store.
+GPU_CHECK_DATA ?= gpu/check/data
 gpu-check-prep:
-	$(GO) build -o bin/weftgpu ./cmd/weftgpu
-	[ -f gpu/check/data/manifest.json ] || bin/weftgpu prep gpu/check/data
+	@mkdir -p $(GPU_CHECK_DATA)/bin
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags="-s -w" -o $(GPU_CHECK_DATA)/bin/weftgpu ./cmd/weftgpu
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags="-s -w" -o $(GPU_CHECK_DATA)/bin/flightd ./cmd/flightd
+	gcc -O2 -Wall -o $(GPU_CHECK_DATA)/bin/nvdec_probe gpu/check/nvdec_probe.c -Igpu/include -ldl -lpthread
+	$(GPU_CHECK_DATA)/bin/weftgpu prep --flightd $(GPU_CHECK_DATA)/bin/flightd $(GPU_CHECK_DATA)
+	gzip -f $(GPU_CHECK_DATA)/bin/flightd $(GPU_CHECK_DATA)/bin/weftgpu
+	@du -shc $(GPU_CHECK_DATA) $(wildcard gpu-probe) | sed "s/total$$/total to carry (with the checkout, keep it under 64 MiB)/"
 
-## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry bin/weftgpu, gpu/check/data (and gpu-probe).
+## gpu-check: (GPU machine) one script, < 5 min on one H200: RESULT lines (docs/gpu.md); carry gpu/check/data (and gpu-probe).
 gpu-check:
 	bash gpu/check/gpu-check.sh
 

@@ -39,5 +39,5 @@ func Example() {
 	// Output:
 	// [episode success] [false true false false]
 	// false
-	// filter syntax invalid argument: at byte 11: expected a literal (number, 'string', TRUE, FALSE, DATE '…' or TIMESTAMP '…'), found the end of the filter
+	// filter syntax error: invalid argument: at byte 11: expected a literal (number, 'string', TRUE, FALSE, DATE '…' or TIMESTAMP '…'), found the end of the filter
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/video"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -209,7 +210,7 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 		} else if !sameNorm(c.norm, norm) {
 			return c, fmt.Sprintf("column %s has segments of different normalisations", name)
 		}
-		cfg, err := gpu.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
+		cfg, err := video.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
 		if err != nil {
 			return c, fmt.Sprintf("column %s: %v", name, err)
 		}
@@ -411,7 +412,7 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		if err != nil || !sameNorm(norm, c.norm) {
 			return errors.Join(fmt.Errorf("%w: segment %d's normalisation (%v) is not the first step's (%v)", ErrUnavailableDelivery, s, sg.Normalize, c.norm), err, g.Wait())
 		}
-		cfg, err := gpu.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
+		cfg, err := video.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
 		if err != nil {
 			return errors.Join(err, g.Wait())
 		}

@@ -386,6 +386,10 @@ func (d *Device) Alloc(n int) (Buffer, error) {
 	return Buffer{Ptr: uint64(p), Size: n}, nil
 }
 
+// free releases b without the closed check (for callers that may hold
+// d.mu; the driver is alive while they run).
+func (d *Device) free(b Buffer) { C.wg_free(d.drv, C.ulonglong(b.Ptr)) }
+
 // Free releases b.
 func (d *Device) Free(b Buffer) error {
 	if d.isClosed() {
@@ -434,14 +438,14 @@ func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
 		return 0, 0, err
 	}
 	if r := C.wg_htod(d.drv, C.ulonglong(b.Ptr), unsafe.Pointer(&t.Flat[0]), C.size_t(len(t.Flat)*2)); r != 0 {
-		_ = d.Free(b)
+		d.free(b)
 		l.Release()
 		return 0, 0, d.driverErr("cuMemcpyHtoD(tables)", r)
 	}
 	d.mu.Lock()
 	if q, ok := d.tables[spec]; ok {
 		d.mu.Unlock()
-		_ = d.Free(b)
+		d.free(b)
 		l.Release()
 		return q, t.N, nil
 	}
@@ -476,14 +480,14 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 		return deviceFilter{}, err
 	}
 	if r := C.wg_htod(d.drv, C.ulonglong(buf.Ptr), unsafe.Pointer(&b[0]), C.size_t(len(b))); r != 0 {
-		_ = d.Free(buf)
+		d.free(buf)
 		l.Release()
 		return deviceFilter{}, d.driverErr("cuMemcpyHtoD(resize filter)", r)
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if q, ok := d.filter[k]; ok || d.closed {
-		d.mu.Unlock() // Free takes d.mu
-		_ = d.Free(buf)
+		d.free(buf)
 		l.Release()
 		if !ok {
 			return deviceFilter{}, ErrClosed
@@ -493,7 +497,6 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 	f = deviceFilter{ptr: C.ulonglong(buf.Ptr), taps: rf.Taps}
 	d.filter[k] = f
 	d.leases = append(d.leases, l)
-	d.mu.Unlock()
 	return f, nil
 }
 

@@ -9,15 +9,18 @@
 // CGO_ENABLED=0, Open returns an error wrapping ErrUnavailable that says why,
 // and the server keeps to the CPU path (the client decodes, issue 13).
 //
-// Decoding: a Segment is one video.Plan's access units (H.264/HEVC NAL
-// units, made Annex-B; AV1 temporal units of OBUs, fed as they are after
-// the av1C configOBUs) (decode order, from
-// the keyframe the wanted frames need; a GOP shared by several windows is one
-// plan, so it is decoded once). Device.Decode feeds them to an NVDEC parser
-// and a decoder taken from a pool keyed by format (codec, coded size, bit
-// depth): decoders are reused across segments and windows. Only frames whose
-// PTS is wanted are mapped; the others are decoded (they are references) and
-// dropped. Before the first decode of a format, cuvidGetDecoderCaps is asked:
+// Decoding: a Segment is one video.Plan's access units in decode order,
+// from the keyframe the wanted frames need (a GOP shared by several
+// windows is one plan, so it is decoded once), with its video.Config: the
+// index's, or the one video.ConfigFromBox rebuilds from the configuration
+// box body a step carries (the video package owns that parsing). H.264/HEVC
+// NAL units are made Annex-B; AV1 temporal units of OBUs are fed as they
+// are after the av1C configOBUs, every OBU checked by video.WalkOBUs, whose
+// errors come back wrapped in ErrInvalidSegment. Device.Decode feeds the
+// units to an NVDEC parser and a decoder taken from a pool keyed by format
+// (codec, coded size, bit depth): decoders are reused across segments and
+// windows. Only frames whose PTS is wanted are mapped; the others are
+// decoded (they are references) and dropped. Before the first decode of a format, cuvidGetDecoderCaps is asked:
 // a codec, depth or size this GPU's NVDEC lacks gives ErrUnsupported, and the
 // caller takes the CPU path (and logs it).
 //

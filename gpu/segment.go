@@ -117,30 +117,23 @@ func annexB(s Segment) (out []byte, off []int, err error) {
 	return out, off, nil
 }
 
-// AV1 OBU types (AV1 spec 6.2.2).
-const (
-	obuSequenceHeader = 1
-	obuFrameHeader    = 3
-	obuFrame          = 6
-)
-
 // av1Units: an MP4 AV1 sample is a temporal unit of low-overhead OBUs
 // (AV1-ISOBMFF 2.4: obu_has_size_field set, except that the last OBU of a
 // sample may omit it; no temporal delimiter needed). The parser
 // (cudaVideoCodec_AV1, bAnnexb 0) takes each one as a packet as it is,
-// after the configOBUs (the sequence header). Every OBU header is checked:
-// forbidden bit clear, a size that stays inside its unit; a last OBU
-// without a size field is given one, so that every OBU the parser sees is
-// sized.
+// after the configOBUs (the sequence header). Every OBU header is checked
+// with video.WalkOBUs: forbidden bit clear, a size that stays inside its
+// unit; a last OBU without a size field is given one, so that every OBU
+// the parser sees is sized. Its errors are wrapped with ErrInvalidSegment.
 func av1Units(s Segment) (bitstream, error) {
 	var seqhdr []byte
 	for _, ps := range s.Config.ParameterSets {
 		seqhdr = append(seqhdr, ps...)
 	}
 	if len(seqhdr) > 0 {
-		fixed, _, err := walkOBUs(seqhdr, "configOBUs")
+		fixed, _, err := video.WalkOBUs(seqhdr, "configOBUs")
 		if err != nil {
-			return bitstream{}, err
+			return bitstream{}, fmt.Errorf("%w: %w", ErrInvalidSegment, err)
 		}
 		seqhdr = fixed
 	}
@@ -151,9 +144,9 @@ func av1Units(s Segment) (bitstream, error) {
 	b := bitstream{data: make([]byte, 0, n), off: make([]int, 0, len(s.Units)+1), seqhdr: seqhdr}
 	for i, u := range s.Units {
 		b.off = append(b.off, len(b.data))
-		fixed, frames, err := walkOBUs(u, fmt.Sprintf("unit %d", i))
+		fixed, frames, err := video.WalkOBUs(u, fmt.Sprintf("unit %d", i))
 		if err != nil {
-			return bitstream{}, err
+			return bitstream{}, fmt.Errorf("%w: %w", ErrInvalidSegment, err)
 		}
 		if frames == 0 {
 			return bitstream{}, fmt.Errorf("%w: AV1 unit %d has no frame or frame header OBU", ErrInvalidSegment, i)
@@ -162,75 +155,4 @@ func av1Units(s Segment) (bitstream, error) {
 	}
 	b.off = append(b.off, len(b.data))
 	return b, nil
-}
-
-// walkOBUs checks the OBUs of u and returns them with every OBU sized (u
-// itself when each already is) and how many are frames or frame headers.
-func walkOBUs(u []byte, what string) ([]byte, int, error) {
-	bad := func(p int, why string, a ...any) ([]byte, int, error) {
-		return nil, 0, fmt.Errorf("%w: AV1 %s: OBU at byte %d: %s", ErrInvalidSegment, what, p, fmt.Sprintf(why, a...))
-	}
-	frames := 0
-	for p := 0; p < len(u); {
-		h := u[p]
-		if h&0x80 != 0 {
-			return bad(p, "forbidden bit set")
-		}
-		typ := int(h>>3) & 0xf
-		hl := 1
-		if h&0x04 != 0 { // obu_extension_flag
-			hl = 2
-		}
-		if p+hl > len(u) {
-			return bad(p, "truncated header")
-		}
-		if typ == obuFrame || typ == obuFrameHeader {
-			frames++
-		}
-		if h&0x02 == 0 { // no obu_has_size_field: the rest of the unit, allowed last only
-			body := u[p+hl:]
-			out := make([]byte, 0, len(u)+8)
-			out = append(out, u[:p]...)
-			out = append(out, h|0x02)
-			out = append(out, u[p+1:p+hl]...)
-			out = appendLEB128(out, uint64(len(body)))
-			out = append(out, body...)
-			return out, frames, nil
-		}
-		size, n, ok := readLEB128(u[p+hl:])
-		if !ok {
-			return bad(p, "bad obu_size")
-		}
-		p += hl + n
-		if size > uint64(len(u)-p) {
-			return bad(p, "obu_size %d overruns the %d bytes left", size, len(u)-p)
-		}
-		p += int(size)
-	}
-	return u, frames, nil
-}
-
-// readLEB128 reads AV1's leb128() (at most 8 bytes, value < 2^32).
-func readLEB128(b []byte) (v uint64, n int, ok bool) {
-	for i := 0; i < 8; i++ {
-		if i >= len(b) {
-			return 0, 0, false
-		}
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i]&0x80 == 0 {
-			return v, i + 1, v <= 0xffffffff
-		}
-	}
-	return 0, 0, false
-}
-
-func appendLEB128(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,9 +10,20 @@ import (
 	"github.com/weftdata/weft/video"
 )
 
-// obu is one low-overhead OBU of type typ with its size field.
+// AV1 OBU types (AV1 spec 6.2.2).
+const (
+	obuSequenceHeader = 1
+	obuFrameHeader    = 3
+	obuFrame          = 6
+)
+
+// obu is one low-overhead OBU of type typ with its size field (one leb128
+// byte: payloads under 128 bytes).
 func obu(typ byte, payload ...byte) []byte {
-	return append(appendLEB128([]byte{typ<<3 | 0x02}, uint64(len(payload))), payload...)
+	if len(payload) >= 0x80 {
+		panic(fmt.Sprintf("obu: a %d-byte payload needs a longer leb128", len(payload)))
+	}
+	return append([]byte{typ<<3 | 0x02, byte(len(payload))}, payload...)
 }
 
 func cat(parts ...[]byte) (o []byte) {
@@ -22,7 +34,8 @@ func cat(parts ...[]byte) (o []byte) {
 }
 
 // TestParserInputAV1: AV1 temporal units go to the parser as they are,
-// after the configOBUs; every OBU header is checked as hostile input.
+// after the configOBUs; every OBU header is checked as hostile input (by
+// video.WalkOBUs, whose ErrMalformed comes wrapped in ErrInvalidSegment).
 func TestParserInputAV1(t *testing.T) {
 	seq := obu(obuSequenceHeader, 0, 0, 0, 10, 11, 12)
 	frame := obu(obuFrame, 1, 2, 3, 4)
@@ -57,18 +70,19 @@ func TestParserInputAV1(t *testing.T) {
 		cfg   [][]byte
 		units [][]byte
 		pts   []int64
+		obu   bool // refused by video.WalkOBUs
 	}{
-		{"no_units", nil, nil, nil},
-		{"pts_count", nil, [][]byte{frame}, []int64{0, 1}},
-		{"forbidden_bit", nil, [][]byte{cat(seq, []byte{0x80 | obuFrame<<3 | 2, 0})}, []int64{0}},
-		{"size_overruns_unit", nil, [][]byte{cat(seq, []byte{obuFrame<<3 | 2, 9, 1, 2})}, []int64{0}},
-		{"huge_size", nil, [][]byte{{obuFrame<<3 | 2, 0xff, 0xff, 0xff, 0xff, 0x7f}}, []int64{0}},
-		{"leb128_too_long", nil, [][]byte{{obuFrame<<3 | 2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0}}, []int64{0}},
-		{"leb128_truncated", nil, [][]byte{{obuFrame<<3 | 2, 0x80}}, []int64{0}},
-		{"truncated_extension", nil, [][]byte{cat(frame, []byte{obuFrame<<3 | 0x06})}, []int64{0}},
-		{"no_frame", nil, [][]byte{seq}, []int64{0}},
-		{"empty_unit", nil, [][]byte{frame, {}}, []int64{0, 1}},
-		{"bad_config_obus", [][]byte{{obuSequenceHeader<<3 | 2, 40, 1}}, [][]byte{frame}, []int64{0}},
+		{"no_units", nil, nil, nil, false},
+		{"pts_count", nil, [][]byte{frame}, []int64{0, 1}, false},
+		{"forbidden_bit", nil, [][]byte{cat(seq, []byte{0x80 | obuFrame<<3 | 2, 0})}, []int64{0}, true},
+		{"size_overruns_unit", nil, [][]byte{cat(seq, []byte{obuFrame<<3 | 2, 9, 1, 2})}, []int64{0}, true},
+		{"huge_size", nil, [][]byte{{obuFrame<<3 | 2, 0xff, 0xff, 0xff, 0xff, 0x7f}}, []int64{0}, true},
+		{"leb128_too_long", nil, [][]byte{{obuFrame<<3 | 2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0}}, []int64{0}, true},
+		{"leb128_truncated", nil, [][]byte{{obuFrame<<3 | 2, 0x80}}, []int64{0}, true},
+		{"truncated_extension", nil, [][]byte{cat(frame, []byte{obuFrame<<3 | 0x06})}, []int64{0}, true},
+		{"no_frame", nil, [][]byte{seq}, []int64{0}, false},
+		{"empty_unit", nil, [][]byte{frame, {}}, []int64{0, 1}, false},
+		{"bad_config_obus", [][]byte{{obuSequenceHeader<<3 | 2, 40, 1}}, [][]byte{frame}, []int64{0}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cfg
@@ -77,6 +91,9 @@ func TestParserInputAV1(t *testing.T) {
 			}
 			_, err := parserInput(Segment{Config: c, Units: tc.units, PTS: tc.pts})
 			require.ErrorIs(t, err, ErrInvalidSegment)
+			if tc.obu {
+				require.ErrorIs(t, err, video.ErrMalformed)
+			}
 			t.Log(err)
 		})
 	}
@@ -99,44 +116,4 @@ func TestParserInputAnnexB(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnsupported)
 	_, err = parserInput(Segment{Config: video.Config{Codec: "vp9"}, Units: [][]byte{{1}}, PTS: []int64{0}})
 	require.ErrorIs(t, err, ErrUnsupported)
-}
-
-// TestConfigFromBoxAV1: the av1C body's depth, chroma and configOBUs; a
-// hostile one is refused.
-func TestConfigFromBoxAV1(t *testing.T) {
-	seq := obu(obuSequenceHeader, 0, 0, 0, 10)
-	for _, tc := range []struct {
-		name   string
-		b2     byte
-		bits   int
-		chroma string
-	}{
-		{"8bit_420", 0x0c, 8, video.Chroma420},
-		{"10bit_420", 0x4c, 10, video.Chroma420},
-		{"12bit_420", 0x6c, 12, video.Chroma420},
-		{"mono", 0x1c, 8, video.ChromaMono},
-		{"444", 0x00, 8, video.Chroma444},
-		{"422", 0x08, 8, video.Chroma422},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := ConfigFromBox(video.AV1, cat([]byte{0x81, 0x08, tc.b2, 0}, seq), 64, 48)
-			require.NoError(t, err)
-			require.Equal(t, tc.bits, c.BitDepth)
-			require.Equal(t, tc.chroma, c.Chroma)
-			require.Equal(t, [][]byte{seq}, c.ParameterSets)
-			require.Zero(t, c.NALLengthSize)
-		})
-	}
-	for name, body := range map[string][]byte{
-		"short":     {0x81, 0, 0},
-		"no_marker": {0x01, 0, 0x0c, 0},
-		"bad_obus":  cat([]byte{0x81, 0, 0x0c, 0}, []byte{obuSequenceHeader<<3 | 2, 30, 0}),
-		"forbidden": cat([]byte{0x81, 0, 0x0c, 0}, []byte{0x80}),
-		"version_2": {0x82, 0, 0x0c, 0},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := ConfigFromBox(video.AV1, body, 64, 48)
-			require.ErrorIs(t, err, ErrInvalidSegment)
-		})
-	}
 }

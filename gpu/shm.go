@@ -24,7 +24,7 @@ type ShmMemory struct {
 }
 
 type shmRegion struct {
-	path string
+	file *shmfile.File
 	mem  []byte
 }
 
@@ -39,13 +39,13 @@ func NewShmMemory(dir string) *ShmMemory {
 // Alloc creates and maps a file of n bytes (internal/shmfile, as the host
 // ring's file is made).
 func (m *ShmMemory) Alloc(n int64) (Region, error) {
-	path, mem, err := shmfile.Create(m.Dir, "weft-dslot-", n)
+	file, err := shmfile.Create(m.Dir, "weft-dslot-", n)
 	if err != nil {
 		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
 	}
-	p := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	p := uint64(uintptr(unsafe.Pointer(&file.Mem[0])))
 	m.mu.Lock()
-	m.maps[p] = shmRegion{path: path, mem: mem}
+	m.maps[p] = shmRegion{file: file, mem: file.Mem}
 	m.mu.Unlock()
 	return Region{Ptr: p, Size: n}, nil
 }
@@ -66,7 +66,7 @@ func (m *ShmMemory) Free(r Region) error {
 	if !ok {
 		return fmt.Errorf("%w: free of unknown region %#x", ErrInvalidSegment, r.Ptr)
 	}
-	return shmfile.Remove(s.path, s.mem)
+	return s.file.Remove()
 }
 
 // ExportMem is the region's file path.
@@ -77,7 +77,7 @@ func (m *ShmMemory) ExportMem(r Region) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: export of unknown region %#x", ErrInvalidSegment, r.Ptr)
 	}
-	return []byte(s.path), nil
+	return []byte(s.file.Path), nil
 }
 
 // NewEvent is a counter named by its number.

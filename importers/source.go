@@ -108,6 +108,7 @@ func within(dir, p string) bool {
 
 type localSource struct {
 	url, root, pattern string
+	dir                *os.Root // root, opened: every file is opened through it
 }
 
 func openLocalSource(url string, opts SourceOptions) (Source, error) {
@@ -161,12 +162,42 @@ func openLocalSource(url string, opts SourceOptions) (Source, error) {
 		pattern = filepath.Base(resolved)
 		resolved = filepath.Dir(resolved)
 	}
-	return &localSource{url: url, root: resolved, pattern: pattern}, nil
+	// Files are opened through an os.Root of the source's directory, itself
+	// opened through the import root it lies under: a symlink swapped in
+	// after the checks above cannot lead outside (the checks give the
+	// errors; the roots make them hold).
+	dirRoot, err := openConfined(roots, resolved)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSourceDenied, errdefs.Quote(url), err)
+	}
+	return &localSource{url: url, root: resolved, dir: dirRoot, pattern: pattern}, nil
+}
+
+// openConfined opens dir (resolved, absolute) as an os.Root: through the
+// first import root it is under, so that no component of it can be
+// swapped for a symlink that leaves that root; without roots, directly.
+func openConfined(roots []string, dir string) (*os.Root, error) {
+	for _, r := range roots {
+		if !within(r, dir) {
+			continue
+		}
+		base, err := os.OpenRoot(r)
+		if err != nil {
+			return nil, err
+		}
+		defer base.Close()
+		rel, err := filepath.Rel(r, dir)
+		if err != nil {
+			return nil, err
+		}
+		return base.OpenRoot(rel)
+	}
+	return os.OpenRoot(dir)
 }
 
 func (s *localSource) URL() string     { return s.url }
 func (s *localSource) Pattern() string { return s.pattern }
-func (s *localSource) Close() error    { return nil }
+func (s *localSource) Close() error    { return s.dir.Close() }
 
 // resolve maps a source path to a local file, refusing any path (or
 // symlink) that leaves the source's directory.
@@ -256,13 +287,15 @@ func (s *localSource) Open(ctx context.Context, p string) (io.ReadCloser, error)
 
 // open opens p, resolved under the source's directory.
 func (s *localSource) open(p string) (*os.File, error) {
-	real, err := s.resolve(p)
-	if err != nil {
-		return nil, err
+	if _, err := s.resolve(p); err != nil {
+		return nil, err // the error that says why (not found, a symlink outside)
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, err)
+	f, err := s.dir.Open(filepath.FromSlash(p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: open %s: %w", ErrSourceNotFound, p, err)
+	}
+	if err != nil { // a path that left the directory since resolve, among others
+		return nil, fmt.Errorf("%w: open %s: %w", ErrSourceDenied, p, err)
 	}
 	return f, nil
 }

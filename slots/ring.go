@@ -57,6 +57,7 @@ func (o Options) Validate() error {
 type Ring struct {
 	opts  Options
 	path  string
+	file  *shmfile.File
 	lease *membudget.Lease
 	table *slottable.Table
 
@@ -64,6 +65,21 @@ type Ring struct {
 		sync.Mutex
 		mem []byte // nil once closed
 	}
+}
+
+// ringPrefix names ring files: ringPrefix + 16 hex digits.
+const ringPrefix = "weft-ring-"
+
+// Sweep removes from dir ("" for DefaultDir) the ring files of servers
+// that died without removing them (their owner lock is gone; see
+// internal/shmfile): a SIGKILLed or crashed flightd leaves its rings'
+// memory on the tmpfs otherwise. Rings of live servers, whatever their
+// PID namespace, are kept. It returns the files and bytes removed.
+func Sweep(dir string) (files int, bytes int64, err error) {
+	if dir == "" {
+		dir = DefaultDir
+	}
+	return shmfile.Sweep(dir, ringPrefix)
 }
 
 // NewRing creates the ring's file, allocates and maps it, and leases its
@@ -83,13 +99,13 @@ func NewRing(ctx context.Context, opts Options) (r *Ring, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("slots: lease %d bytes: %w", size, err)
 	}
-	path, mem, err := shmfile.Create(opts.Dir, "weft-ring-", size)
+	file, err := shmfile.Create(opts.Dir, ringPrefix, size)
 	if err != nil {
 		lease.Release()
 		return nil, fmt.Errorf("slots: ring file: %w", err)
 	}
-	r = &Ring{opts: opts, path: path, lease: lease, table: slottable.New("slots", 0, opts.Slots)}
-	r.mu.mem = mem
+	r = &Ring{opts: opts, path: file.Path, file: file, lease: lease, table: slottable.New("slots", 0, opts.Slots)}
+	r.mu.mem = file.Mem
 	return r, nil
 }
 
@@ -187,7 +203,7 @@ func (r *Ring) Close() error {
 	if !r.table.Close() {
 		return nil
 	}
-	err := shmfile.Remove(r.path, r.mu.mem)
+	err := r.file.Remove()
 	r.mu.mem = nil
 	r.lease.Release()
 	if err != nil {

@@ -41,13 +41,21 @@
 // merging those whose ranges overlap so a shared GOP is read and decoded
 // once.
 //
+// ConfigFromBox rebuilds a Config from what a step's video window carries
+// for a segment (the codec, the configuration box's body, the size), with
+// the parser Read uses for the box, so that it equals the Index's Config
+// but for SampleEntry and CodecString; GPU delivery decodes with it.
+// WalkOBUs checks the OBUs of an AV1 temporal unit or configOBUs and gives
+// every OBU a size, as NVDEC's parser wants them.
+//
 // The bytes are hostile until checked (uploads from the network). Read
 // checks every count, offset and time before using it and bounds its work
 // by the input: the moov is at most 256 MiB and is looked for among the
 // first 4096 top-level boxes; a track has at most one sample per moov
 // byte; every sample lies inside the file; times and edits stay within
 // 2^29 seconds, so no sum overflows; mp4ff's parsers are called under
-// recover. As a second line of defence Read turns any panic into an error
+// recover. ConfigFromBox and WalkOBUs check a body or unit the same way
+// (every length within it) and fail with ErrMalformed. As a second line of defence Read turns any panic into an error
 // wrapping ErrMalformed (FuzzRead treats one as a bug). Plan refuses a
 // decode of more than MaxPlanSamples samples (ErrUnsupportedCodec), so a
 // file with one keyframe and millions of frames cannot make a window

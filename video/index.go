@@ -13,8 +13,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/Eyevinn/mp4ff/avc"
-	"github.com/Eyevinn/mp4ff/hevc"
 	"github.com/Eyevinn/mp4ff/mp4"
 )
 
@@ -679,88 +677,42 @@ func guard[T any](what string, f func() (T, error)) (v T, err error) {
 	return v, nil
 }
 
+// readConfig reads the decoder configuration of the single sample entry:
+// the codec, sample entry type and size from mp4ff's stsd, the rest from
+// the configuration box's bytes with parseBox, the parser ConfigFromBox
+// uses, so that a Config rebuilt from Box's body equals this one.
 func readConfig(stsd *mp4.StsdBox, rawTrak []byte) (Config, error) {
 	if stsd.SampleCount != 1 {
 		return Config{}, fmt.Errorf("%w: %d sample descriptions (one is supported)", ErrUnsupportedCodec, stsd.SampleCount)
 	}
-	var cfg Config
+	var (
+		codec Codec
+		entry string
+		w, h  uint16
+	)
 	switch {
 	case stsd.AvcX != nil && stsd.AvcX.AvcC != nil:
-		e := stsd.AvcX
-		cfg = Config{Codec: H264, SampleEntry: e.Type(), Width: int(e.Width), Height: int(e.Height)}
-		c := e.AvcC
-		if len(c.SPSnalus) == 0 {
-			return cfg, fmt.Errorf("%w: avcC without SPS", ErrMalformed)
-		}
-		sps, err := guard("avcC SPS", func() (*avc.SPS, error) { return avc.ParseSPSNALUnit(c.SPSnalus[0], false) })
-		if err != nil {
-			return cfg, err
-		}
-		cfg.CodecString = avc.CodecString(e.Type(), sps)
-		cfg.BitDepth = int(sps.BitDepthLumaMinus8) + 8
-		cfg.Chroma = ChromaFromIDC(int(sps.ChromaFormatIDC))
-		cfg.NALLengthSize = 4
-		cfg.ParameterSets = append(append(cfg.ParameterSets, c.SPSnalus...), c.PPSnalus...)
-		box, err := rawConfigBox(rawTrak, "avcC")
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Box = box
-		if len(box) > 12 {
-			cfg.NALLengthSize = int(box[12]&3) + 1
-		}
+		codec, entry, w, h = H264, stsd.AvcX.Type(), stsd.AvcX.Width, stsd.AvcX.Height
 	case stsd.HvcX != nil && stsd.HvcX.HvcC != nil:
-		e := stsd.HvcX
-		cfg = Config{Codec: HEVC, SampleEntry: e.Type(), Width: int(e.Width), Height: int(e.Height)}
-		c := e.HvcC
-		spss := c.GetNalusForType(hevc.NALU_SPS)
-		if len(spss) == 0 {
-			return cfg, fmt.Errorf("%w: hvcC without SPS", ErrMalformed)
-		}
-		sps, err := guard("hvcC SPS", func() (*hevc.SPS, error) { return hevc.ParseSPSNALUnit(spss[0]) })
-		if err != nil {
-			return cfg, err
-		}
-		cfg.CodecString = hevc.CodecString(e.Type(), sps)
-		cfg.BitDepth = int(c.BitDepthLumaMinus8) + 8
-		cfg.Chroma = ChromaFromIDC(int(sps.ChromaFormatIDC))
-		cfg.NALLengthSize = int(c.LengthSizeMinusOne) + 1
-		for _, t := range []hevc.NaluType{hevc.NALU_VPS, hevc.NALU_SPS, hevc.NALU_PPS} {
-			cfg.ParameterSets = append(cfg.ParameterSets, c.GetNalusForType(t)...)
-		}
-		box, err := rawConfigBox(rawTrak, "hvcC")
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Box = box
+		codec, entry, w, h = HEVC, stsd.HvcX.Type(), stsd.HvcX.Width, stsd.HvcX.Height
 	case stsd.Av01 != nil && stsd.Av01.Av1C != nil:
-		e := stsd.Av01
-		cfg = Config{Codec: AV1, SampleEntry: e.Type(), Width: int(e.Width), Height: int(e.Height)}
-		c := e.Av1C
-		cfg.CodecString = c.CodecString(e.Type())
-		cfg.BitDepth = 8
-		if c.HighBitdepth == 1 {
-			cfg.BitDepth = 10
-			if c.TwelveBit == 1 {
-				cfg.BitDepth = 12
-			}
-		}
-		cfg.Chroma = ChromaAV1(int(c.MonoChrome), int(c.ChromaSubsamplingX), int(c.ChromaSubsamplingY))
-		if len(c.ConfigOBUs) > 0 {
-			cfg.ParameterSets = [][]byte{c.ConfigOBUs}
-		}
-		box, err := rawConfigBox(rawTrak, "av1C")
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Box = box
+		codec, entry, w, h = AV1, stsd.Av01.Type(), stsd.Av01.Width, stsd.Av01.Height
 	default:
 		name := "unknown"
 		if len(stsd.Children) > 0 {
 			name = stsd.Children[0].Type()
 		}
-		return cfg, fmt.Errorf("%w: sample entry %q: only H.264 (avc1/avc3 with avcC), HEVC (hvc1/hev1 with hvcC) and AV1 (av01) are indexed; transcode, e.g. `ffmpeg -i in -c:v libx264 out.mp4`", ErrUnsupportedCodec, name)
+		return Config{}, fmt.Errorf("%w: sample entry %q: only H.264 (avc1/avc3 with avcC), HEVC (hvc1/hev1 with hvcC) and AV1 (av01) are indexed; transcode, e.g. `ffmpeg -i in -c:v libx264 out.mp4`", ErrUnsupportedCodec, name)
 	}
+	box, err := rawConfigBox(rawTrak, boxType[codec])
+	if err != nil {
+		return Config{}, err
+	}
+	cfg, err := parseBox(codec, entry, box[8:])
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.SampleEntry, cfg.Box, cfg.Width, cfg.Height = entry, box, int(w), int(h)
 	return cfg, nil
 }
 

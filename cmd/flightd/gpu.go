@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"log/slog"
+	"sync"
 
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/internal/membudget"
+	"github.com/weftdata/weft/internal/metrics"
 )
 
 // gpuConfig is GPU delivery's flags (issue 15, docs/gpu.md).
@@ -69,4 +71,51 @@ func openGPU(ctx context.Context, log *slog.Logger, c gpuConfig) *flight.GPUDeli
 	log.Info("GPU delivery is on (delivery \"cuda-ipc\")", "gpu", info.Name, "uuid", info.UUIDString(), "driver", info.DriverVersion,
 		"gpu_memory_limit", c.memoryLimit, "fake_memory", c.fakeMemory)
 	return g
+}
+
+// gpuStats reads the device's counters for /metrics until the device is
+// closed (gpu.Device.Stats after Close would read a freed driver), then
+// keeps the last numbers.
+type gpuStats struct {
+	mu   sync.Mutex
+	d    *gpu.Device // nil once closed
+	last metrics.GPUStats
+}
+
+func newGPUStats(g *flight.GPUDelivery) *gpuStats {
+	if g == nil || g.Device == nil {
+		return nil
+	}
+	return &gpuStats{d: g.Device}
+}
+
+// stats is the collector's function (nil when GPU delivery is off).
+func (s *gpuStats) stats() func() metrics.GPUStats {
+	if s == nil {
+		return nil
+	}
+	return func() metrics.GPUStats {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.d != nil {
+			st := s.d.Stats()
+			s.last = metrics.GPUStats{SessionsCreated: st.SessionsCreated, SessionsReused: st.SessionsReused, Decoded: st.Decoded,
+				Kept: st.Kept, FrameCopyBytes: st.FrameCopyBytes, MemUsedBytes: st.MemUsed}
+		}
+		return s.last
+	}
+}
+
+// close closes the device, after which scrapes get the last numbers.
+func (s *gpuStats) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	d := s.d
+	s.d = nil
+	s.mu.Unlock()
+	if d != nil {
+		_ = d.Close()
+	}
 }

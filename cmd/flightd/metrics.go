@@ -73,6 +73,14 @@ func (s *metricsServer) watch(engine *mix.Engine, budget *membudget.Budget) {
 	s.reg.MustRegister(metrics.NewCacheCollector(func() metrics.CacheStats { return cacheStats(engine.Stats()) }), metrics.NewBudgetCollector(budget))
 }
 
+// watchGPU exports GPU delivery's numbers (weft_gpu_…; none when it is off).
+func (s *metricsServer) watchGPU(g *gpuStats) {
+	if s == nil || g == nil {
+		return
+	}
+	s.reg.MustRegister(metrics.NewGPUCollector(g.stats()))
+}
+
 // runRecordStored returns the function to call once per run record
 // written (for mix's options), nil when metrics are off.
 func (s *metricsServer) runRecordStored() func() {

@@ -19,6 +19,7 @@ import (
 	"github.com/weftdata/weft/importers"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/slots"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -315,9 +316,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("%v", err)
 	}
 	gd := openGPU(ctx, log, cfg.gpu)
-	if gd != nil && gd.Device != nil {
-		defer gd.Device.Close()
-	}
+	gs := newGPUStats(gd)
+	defer gs.close() // closes the device
+	ms.watchGPU(gs)
 	svc, err := flight.New(flight.Parts{Tables: t, Mix: engine, AppendCheck: kinds.AppendCheck, Authenticator: sec.authenticator, Signer: sec.signer, Budget: budget, Importer: imp, GPU: gd}, cfg.flight)
 	if err != nil {
 		return usageErr("%v", err)
@@ -327,6 +328,13 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	cancel()
 
+	// Rings a killed or crashed flightd left in /dev/shm hold memory no one
+	// frees: remove those whose owner is gone (slots.Sweep).
+	if files, bytes, err := slots.Sweep(""); err != nil {
+		log.Warn("sweeping dead servers' slot rings", "err", err)
+	} else if files > 0 {
+		log.Info("removed slot rings of servers that died", "files", files, "bytes", bytes)
+	}
 	lis, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return usageErr("cannot listen on --addr %s: %v", cfg.addr, err)

@@ -1,11 +1,20 @@
-// Command weftgpu prepares and runs `make gpu-check` (issue 15).
+// Command weftgpu prepares and runs `make gpu-check` (issue 15, docs/gpu.md).
 //
-//	weftgpu prep [--small] DIR    (CPU machine, needs ffmpeg) clips + ffmpeg's per-frame hashes into DIR
-//	weftgpu check DIR   (GPU machine) prints RESULT key=value lines (docs/gpu.md lists them)
+//	weftgpu prep [--small] [--force] [--flightd BIN] DIR   (CPU machine, needs ffmpeg) clips, ffmpeg's
+//	    per-frame hashes and, with --flightd, a store of
+//	    the bench clips for the delivery stage, into DIR. Clips are made again only when DIR's
+//	    manifest is of another version (or --force); the store always.
+//	weftgpu check [flags] DIR     (GPU machine) decoder caps, exactness, RGB, resize, normalisation,
+//	    IPC and decode-only throughput: RESULT key=value lines
+//	weftgpu deliver [flags] DIR   (GPU machine) delivery end to end: a real flightd serve on DIR's
+//	    store, N concurrent trainer processes (python TrainLoader cuda-ipc, or `weftgpu trainer`)
+//	weftgpu trainer [flags]       one Go trainer of deliver (client.ReadRankExchange, cuda-ipc)
+//	weftgpu annexb IN.mp4 OUT     the bench clip as Annex B, for nvdec_probe's raw NVDEC rate
 //
 // check flags: --cuda-lib, --cuvid-lib (default: the driver's sonames; the
 // fake driver for a dry run), --secs (per throughput point), --sessions
-// (default 1,4,8,16), --python (for the cross-process CUDA IPC child).
+// (default 1,4,8,16), --python (for the cross-process CUDA IPC child),
+// --scripts (gpu/check, where the python children are).
 package main
 
 import (
@@ -13,6 +22,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -30,6 +40,11 @@ import (
 	"github.com/weftdata/weft/video"
 )
 
+// manifestVersion is the data's version: prep makes the clips again when a
+// directory's manifest has another (an old directory lacks newer clips).
+// 2: the AV1 clips, normalisation, the delivery store.
+const manifestVersion = 2
+
 type clipSpec struct {
 	Name       string   `json:"name"`
 	Role       string   `json:"role"` // exact, color, bench
@@ -42,9 +57,13 @@ type clipSpec struct {
 }
 
 type manifest struct {
-	Made   string     `json:"made"`
-	FFmpeg string     `json:"ffmpeg"`
-	Clips  []clipSpec `json:"clips"`
+	Version int        `json:"version"`
+	Small   bool       `json:"small"`
+	Made    string     `json:"made"`
+	FFmpeg  string     `json:"ffmpeg"`
+	Clips   []clipSpec `json:"clips"`
+	// Store is the delivery stage's store (prep --flightd), nil without.
+	Store *storeSpec `json:"store,omitempty"`
 }
 
 func clipList(small bool) []clipSpec {
@@ -86,20 +105,22 @@ func clipList(small bool) []clipSpec {
 }
 
 func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: weftgpu prep DIR | weftgpu check [flags] DIR")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: weftgpu prep [--small] [--force] [--flightd BIN] DIR | weftgpu check [flags] DIR | weftgpu deliver [flags] DIR | weftgpu trainer [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
 	case "prep":
-		if os.Args[2] == "--small" && len(os.Args) > 3 {
-			err = prep(os.Args[3], true)
-		} else {
-			err = prep(os.Args[2], false)
-		}
+		err = prepMain(os.Args[2:])
 	case "check":
 		err = check(os.Args[2:])
+	case "deliver":
+		err = deliver(os.Args[2:])
+	case "trainer":
+		err = trainer(os.Args[2:])
+	case "annexb":
+		err = annexbMain(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -115,27 +136,94 @@ func fnv64(b []byte) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-func prep(dir string, small bool) error {
+func prepMain(args []string) error {
+	fs := flag.NewFlagSet("prep", flag.ContinueOnError)
+	var o prepOptions
+	fs.BoolVar(&o.small, "small", false, "tests: the clips at 160x96, a third of the frames")
+	fs.BoolVar(&o.force, "force", false, "make the clips even when the manifest is current")
+	fs.StringVar(&o.flightd, "flightd", "", "flightd binary that makes the delivery stage's store ('' for none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("prep: give one DIR")
+	}
+	return prep(fs.Arg(0), o)
+}
+
+type prepOptions struct {
+	small, force bool
+	flightd      string
+}
+
+// readManifest reads DIR/manifest.json.
+func readManifest(dir string) (manifest, error) {
+	var m manifest
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(b, &m)
+}
+
+// current: dir's clips are this version's, of this size, all present.
+func (m manifest) current(dir string, small bool) bool {
+	if m.Version != manifestVersion || m.Small != small || len(m.Clips) != len(clipList(small)) {
+		return false
+	}
+	for _, c := range m.Clips {
+		if _, err := os.Stat(filepath.Join(dir, c.Name+".mp4")); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func prep(dir string, o prepOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	m, err := readManifest(dir)
+	if o.force || err != nil || !m.current(dir, o.small) {
+		if m, err = prepClips(dir, o.small); err != nil {
+			return err
+		}
+	} else {
+		fmt.Printf("prep: clips of %s are current (version %d, made %s)\n", dir, m.Version, m.Made)
+	}
+	m.Store = nil
+	if o.flightd != "" {
+		st, err := prepStore(context.Background(), dir, o.flightd, m)
+		if err != nil {
+			return err
+		}
+		m.Store = &st
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "manifest.json"), b, 0o644)
+}
+
+func prepClips(dir string, small bool) (manifest, error) {
 	ver, _ := exec.Command("ffmpeg", "-version").Output()
-	m := manifest{Made: time.Now().UTC().Format(time.RFC3339), FFmpeg: strings.SplitN(string(ver), "\n", 2)[0]}
+	m := manifest{Version: manifestVersion, Small: small, Made: time.Now().UTC().Format(time.RFC3339), FFmpeg: strings.SplitN(string(ver), "\n", 2)[0]}
 	for _, c := range clipList(small) {
 		out := filepath.Join(dir, c.Name+".mp4")
 		args := append([]string{"-v", "error", "-nostdin", "-y"}, c.args...)
 		if b, err := exec.Command("ffmpeg", append(args, out)...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ffmpeg %s: %v: %s", c.Name, err, b)
+			return m, fmt.Errorf("ffmpeg %s: %v: %s", c.Name, err, b)
 		}
 		x, err := index(out)
 		if err != nil {
-			return err
+			return m, err
 		}
 		// ffmpeg's decoder output as it is (no -pix_fmt: a conversion to nv12 would
 		// also squeeze a full-range stream to limited range), interleaved here
 		raw, err := exec.Command("ffmpeg", "-v", "error", "-nostdin", "-i", out, "-fps_mode", "passthrough", "-f", "rawvideo", "-").Output()
 		if err != nil {
-			return fmt.Errorf("ffmpeg decode %s: %v", c.Name, err)
+			return m, fmt.Errorf("ffmpeg decode %s: %v", c.Name, err)
 		}
 		w, h := x.Config.Width, x.Config.Height
 		bps := 1
@@ -145,7 +233,7 @@ func prep(dir string, small bool) error {
 		cw, ch := (w+1)/2, (h+1)/2
 		pb := (w*h + 2*cw*ch) * bps
 		if len(raw)%pb != 0 || len(raw)/pb != x.Len() {
-			return fmt.Errorf("%s: ffmpeg gave %d bytes, %d planar frames of %d expected", c.Name, len(raw), x.Len(), pb)
+			return m, fmt.Errorf("%s: ffmpeg gave %d bytes, %d planar frames of %d expected", c.Name, len(raw), x.Len(), pb)
 		}
 		for i := 0; i < len(raw); i += pb {
 			c.Hashes = append(c.Hashes, fnv64(interleave(raw[i:i+pb], w, h, c.Bits)))
@@ -158,11 +246,7 @@ func prep(dir string, small bool) error {
 		m.Clips = append(m.Clips, c)
 		fmt.Printf("prep: %s: %d frames %dx%d %s/%s\n", c.Name, x.Len(), x.Config.Width, x.Config.Height, c.ColorSpace, c.ColorRange)
 	}
-	b, err := json.MarshalIndent(m, "", " ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "manifest.json"), b, 0o644)
+	return m, nil
 }
 
 type clip struct {
@@ -199,19 +283,18 @@ func check(args []string) error {
 	secs := fs.Float64("secs", 6, "seconds per throughput point")
 	sessions := fs.String("sessions", "1,4,8,16", "concurrent NVDEC sessions to measure")
 	python := fs.String("python", "python3", "python with cupy and torch for the IPC child ('' to skip)")
+	scripts := fs.String("scripts", defaultScripts(), "the directory of ipc_child.py and loader_child.py (gpu/check)")
+	av1Sessions := fs.String("av1-sessions", "1,8", "concurrent NVDEC sessions for the AV1 decode-only throughput")
+	normSessions := fs.String("norm-sessions", "8", "concurrent NVDEC sessions for the normalised (float16) decode-only throughput")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	dir := fs.Arg(0)
-	mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	m, err := readManifest(dir)
 	if err != nil {
 		return err
 	}
-	var m manifest
-	if err := json.Unmarshal(mb, &m); err != nil {
-		return err
-	}
-	result("weft_check", fmt.Sprintf("date=%s data_made=%s", time.Now().UTC().Format(time.RFC3339), m.Made))
+	result("weft_check", fmt.Sprintf("date=%s data_made=%s data_version=%d", time.Now().UTC().Format(time.RFC3339), m.Made, m.Version))
 	ctx := context.Background()
 	t0 := time.Now()
 	d, err := gpu.Open(ctx, o)
@@ -287,24 +370,45 @@ func check(args []string) error {
 		if err := checkResize(ctx, d, c); err != nil {
 			result("rgb_resize_"+c.spec.Name, "error "+err.Error())
 		}
+		if err := checkNormalize(ctx, d, c); err != nil {
+			result("rgb_norm_"+c.spec.Name, "error "+err.Error())
+		}
 	}
 	// 3. CUDA IPC across processes through a device ring
 	if *python != "" {
-		checkIPC(ctx, d, clips[0], *python)
+		checkIPC(ctx, d, clips[0], *python, *scripts)
 	}
-	// 4. throughput: windows into device slots at 1..16 sessions
-	var bench clip
-	for _, c := range clips {
-		if c.spec.Role == "bench" {
-			bench = c
+	// 4. throughput: windows into device memory at 1..16 sessions (decode-only:
+	// no flightd, no trainer; `weftgpu deliver` measures delivery)
+	var bench, av1 *clip
+	for i, c := range clips {
+		switch {
+		case c.spec.Role == "bench":
+			bench = &clips[i]
+		case c.spec.Name == "av1_720p_svt":
+			av1 = &clips[i]
 		}
 	}
-	for _, s := range strings.Split(*sessions, ",") {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return err
+	dur := time.Duration(*secs * float64(time.Second))
+	f16 := &gpu.Normalize{Mean: [3]float32{0.485, 0.456, 0.406}, Std: [3]float32{0.229, 0.224, 0.225}, DType: gpu.Float16}
+	for _, run := range []struct {
+		c    *clip
+		list string
+		norm *gpu.Normalize
+	}{{bench, *sessions, nil}, {bench, *normSessions, f16}, {av1, *av1Sessions, nil}} {
+		if run.c == nil {
+			continue
 		}
-		throughput(ctx, d, bench, n, time.Duration(*secs*float64(time.Second)))
+		for _, s := range strings.Split(run.list, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return err
+			}
+			throughput(ctx, d, *run.c, n, dur, run.norm)
+		}
 	}
 	st := d.Stats()
 	result("weft_stats", fmt.Sprintf("sessions=%d reused=%d decoders=%d decoded=%d kept=%d", st.SessionsCreated, st.SessionsReused, st.DecodersCreated, st.Decoded, st.Kept))
@@ -486,7 +590,7 @@ func interleave(p []byte, w, h, bits int) []byte {
 // checkIPC: a ring of 20 device slots, each filled with a window and
 // published; a child process (python: cupy + torch) opens every handle,
 // waits on the event, hashes the bytes and wraps them with DLPack.
-func checkIPC(ctx context.Context, d *gpu.Device, c clip, python string) {
+func checkIPC(ctx context.Context, d *gpu.Device, c clip, python, self string) {
 	w, h := c.x.Config.Width, c.x.Config.Height
 	frames := []int{0, 1, 2, 3}
 	p, err := c.x.Plan(frames)
@@ -529,9 +633,10 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python string) {
 		sums = append(sums, fmt.Sprintf("%x", sha256.Sum256(b)))
 	}
 	in, _ := json.Marshal(descs)
-	_, self, _, _ := callerDir()
 	defer loaderIPC(ctx, python, self, in, sums) // whatever ipc_child.py (CuPy) gives
-	cmd := exec.CommandContext(ctx, python, filepath.Join(self, "ipc_child.py"))
+	cctx, cancel := context.WithTimeout(ctx, ipcChildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, python, filepath.Join(self, "ipc_child.py"))
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -568,10 +673,16 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python string) {
 	result("ipc", fmt.Sprintf("%s slots=%d open_ms_p50=%.3f open_ms_p99=%.3f torch_dlpack=%s %s", verdict, len(sums), pct(0.5), pct(0.99), got.Torch, got.Version))
 }
 
+// ipcChildTimeout bounds each IPC child (a hung one would otherwise cost the
+// check stage's throughput lines after it).
+const ipcChildTimeout = 40 * time.Second
+
 // loaderIPC: the same descriptors opened by the loader's own code
 // (python/weft/_device.py through gpu/check/loader_child.py): same bytes,
 // a torch tensor on the slot's memory (no copy), open latency.
 func loaderIPC(ctx context.Context, python, self string, in []byte, sums []string) {
+	ctx, cancel := context.WithTimeout(ctx, ipcChildTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, python, filepath.Join(self, "loader_child.py"))
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
@@ -608,13 +719,18 @@ func loaderIPC(ctx context.Context, python, self string, in []byte, sums []strin
 		strings.ReplaceAll(got.ZeroCopy, " ", "_"), got.Version))
 }
 
-func callerDir() (string, string, int, bool) {
+// defaultScripts is gpu/check of the checkout the binary lies in (bin/weftgpu
+// or gpu/check/data/bin/weftgpu), else ./gpu/check.
+func defaultScripts() string {
 	exe, err := os.Executable()
-	if err != nil {
-		return "", ".", 0, false
+	if err == nil {
+		for d := filepath.Dir(exe); d != filepath.Dir(d); d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "gpu", "check", "ipc_child.py")); err == nil {
+				return filepath.Join(d, "gpu", "check")
+			}
+		}
 	}
-	// bin/weftgpu -> gpu/check/ beside it in the checkout
-	return "", filepath.Join(filepath.Dir(filepath.Dir(exe)), "gpu", "check"), 0, true
+	return filepath.Join("gpu", "check")
 }
 
 func firstLine(b []byte) string {
@@ -628,11 +744,17 @@ func lastLine(b []byte) []byte {
 }
 
 // throughput: n goroutines, each with its own device buffer, decode
-// windows of 8 consecutive frames at rotating positions of the bench clip
-// into it (RGB, on the device) for dur.
-func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Duration) {
+// windows of 8 consecutive frames at rotating positions of the clip into it
+// (RGB, or normalised with norm, on the device) for dur.
+func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Duration, norm *gpu.Normalize) {
 	const T = 8
 	w, h := c.x.Config.Width, c.x.Config.Height
+	es := 1
+	var opts []gpu.DecodeOptions
+	if norm != nil {
+		es = norm.DType.Size()
+		opts = append(opts, gpu.DecodeOptions{Normalize: norm})
+	}
 	before := d.Stats()
 	var windows, frames atomic.Int64
 	var wg sync.WaitGroup
@@ -644,7 +766,7 @@ func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Dura
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			buf, err := d.Alloc(T * w * h * 3)
+			buf, err := d.Alloc(T * w * h * 3 * es)
 			if err != nil {
 				firstErr.CompareAndSwap(nil, err)
 				return
@@ -665,7 +787,7 @@ func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Dura
 				for j, k := range p.Keep {
 					want[j] = k.PTS
 				}
-				if _, err := d.DecodeRGB(ctx, c.segment(p), want, buf); err != nil {
+				if _, err := d.DecodeRGB(ctx, c.segment(p), want, buf, opts...); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					return
 				}
@@ -678,11 +800,14 @@ func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Dura
 	secs := time.Since(start).Seconds()
 	after := d.Stats()
 	key := fmt.Sprintf("weft_%s_s%d", c.x.Config.Codec, n)
+	if norm != nil {
+		key = fmt.Sprintf("weft_%s_%s_s%d", c.x.Config.Codec, map[gpu.DType]string{gpu.Float16: "f16", gpu.BFloat16: "bf16", gpu.Float32: "f32"}[norm.DType], n)
+	}
 	if e := firstErr.Load(); e != nil {
 		result(key, "error "+e.(error).Error())
 		return
 	}
-	result(key, fmt.Sprintf("windows_per_s=%.1f frames_per_s=%.1f decoded_per_s=%.1f secs=%.1f frame_copy_bytes=%d mem_used_mib=%d mem_per_session_mib=%.1f",
-		float64(windows.Load())/secs, float64(frames.Load())/secs, float64(after.Decoded-before.Decoded)/secs, secs,
+	result(key, fmt.Sprintf("windows_per_s=%.1f frames_per_s=%.1f decoded_per_s=%.1f secs=%.1f size=%dx%d frame_copy_bytes=%d mem_used_mib=%d mem_per_session_mib=%.1f",
+		float64(windows.Load())/secs, float64(frames.Load())/secs, float64(after.Decoded-before.Decoded)/secs, secs, w, h,
 		after.FrameCopyBytes-before.FrameCopyBytes, after.MemUsed>>20, float64(after.MemUsed-memBefore)/float64(n)/(1<<20)))
 }

@@ -47,6 +47,36 @@ func NewBudgetCollector(b *membudget.Budget) prometheus.Collector {
 	return c
 }
 
+// GPUStats are GPU delivery's numbers (issue 15, gpu.Stats) at one moment:
+// counters since flightd opened the device, and the device's memory in use.
+type GPUStats struct {
+	SessionsCreated int64 // NVDEC sessions (decoder + stream) made
+	SessionsReused  int64 // NVDEC sessions taken from the pool
+	Decoded         int64 // pictures NVDEC decoded
+	Kept            int64 // frames written to a destination (device slot)
+	FrameCopyBytes  int64 // frame bytes copied device<->host: 0 on the delivery path
+	MemUsedBytes    int64 // the whole device's memory in use (cuMemGetInfo)
+}
+
+// NewGPUCollector returns a collector of GPU delivery's numbers
+// (weft_gpu_…), read from stats at every scrape. A nil stats (GPU delivery
+// off) gives a collector with no metrics. stats must be safe to call
+// concurrently, also after the device is closed.
+func NewGPUCollector(stats func() GPUStats) prometheus.Collector {
+	c := &funcCollector[GPUStats]{stats: stats}
+	if stats != nil {
+		c.metrics = []statMetric[GPUStats]{
+			counter("weft_gpu_decode_sessions_created_total", "NVDEC sessions (a decoder and a stream) created for cuda-ipc delivery.", func(s GPUStats) int64 { return s.SessionsCreated }),
+			counter("weft_gpu_decode_sessions_reused_total", "NVDEC sessions taken from the pool instead of created.", func(s GPUStats) int64 { return s.SessionsReused }),
+			counter("weft_gpu_frames_decoded_total", "Pictures NVDEC decoded (a window's frames and the GOP lead-in before them).", func(s GPUStats) int64 { return s.Decoded }),
+			counter("weft_gpu_frames_kept_total", "Decoded frames written to their destinations (device slots).", func(s GPUStats) int64 { return s.Kept }),
+			counter("weft_gpu_frame_copy_bytes_total", "Frame bytes copied between device and host; 0 while only cuda-ipc delivery runs.", func(s GPUStats) int64 { return s.FrameCopyBytes }),
+			gauge("weft_gpu_memory_used_bytes", "The whole device's memory in use now (cuMemGetInfo: every process's).", func(s GPUStats) int64 { return s.MemUsedBytes }),
+		}
+	}
+	return c
+}
+
 // funcCollector exports numbers of one stats struct, read at each scrape.
 type funcCollector[S any] struct {
 	stats   func() S

@@ -71,7 +71,8 @@ func TestNames(t *testing.T) {
 	m, reg := newMetrics(t)
 	budget, err := membudget.New(membudget.Options{Total: 1 << 20})
 	require.NoError(t, err)
-	reg.MustRegister(metrics.NewCacheCollector(func() metrics.CacheStats { return metrics.CacheStats{} }), metrics.NewBudgetCollector(budget))
+	reg.MustRegister(metrics.NewCacheCollector(func() metrics.CacheStats { return metrics.CacheStats{} }), metrics.NewBudgetCollector(budget),
+		metrics.NewGPUCollector(func() metrics.GPUStats { return metrics.GPUStats{} }))
 
 	// Vectors show up once they have a series.
 	m.RunRecordsStored.Inc()
@@ -97,6 +98,12 @@ func TestNames(t *testing.T) {
 		"weft_memory_budget_used_bytes":          "gauge",
 		"weft_memory_budget_waits_total":         "counter",
 		"weft_memory_budget_refusals_total":      "counter",
+		"weft_gpu_decode_sessions_created_total": "counter",
+		"weft_gpu_decode_sessions_reused_total":  "counter",
+		"weft_gpu_frames_decoded_total":          "counter",
+		"weft_gpu_frames_kept_total":             "counter",
+		"weft_gpu_frame_copy_bytes_total":        "counter",
+		"weft_gpu_memory_used_bytes":             "gauge",
 	}, names(t, reg))
 
 	problems, err := testutil.GatherAndLint(reg)
@@ -292,6 +299,32 @@ func TestBudgetCollector(t *testing.T) {
 		} {
 			require.Equal(t, want, gauged(t, reg, name, nil), name)
 		}
+	})
+}
+
+func TestGPUCollector(t *testing.T) {
+	t.Run("GPU delivery off: no metrics", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(metrics.NewGPUCollector(nil))
+		require.Equal(t, 0, testutil.CollectAndCount(reg))
+	})
+	t.Run("read at every scrape", func(t *testing.T) {
+		st := metrics.GPUStats{SessionsCreated: 2, SessionsReused: 9, Decoded: 120, Kept: 64, FrameCopyBytes: 0, MemUsedBytes: 3 << 30}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(metrics.NewGPUCollector(func() metrics.GPUStats { return st }))
+		for name, want := range map[string]float64{
+			"weft_gpu_decode_sessions_created_total": 2,
+			"weft_gpu_decode_sessions_reused_total":  9,
+			"weft_gpu_frames_decoded_total":          120,
+			"weft_gpu_frames_kept_total":             64,
+			"weft_gpu_frame_copy_bytes_total":        0,
+			"weft_gpu_memory_used_bytes":             3 << 30,
+		} {
+			require.Equal(t, want, gauged(t, reg, name, nil), name)
+		}
+		st.Decoded, st.FrameCopyBytes = 130, 4096
+		require.Equal(t, float64(130), gauged(t, reg, "weft_gpu_frames_decoded_total", nil))
+		require.Equal(t, float64(4096), gauged(t, reg, "weft_gpu_frame_copy_bytes_total", nil))
 	})
 }
 

@@ -7,67 +7,160 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
+// File is a shared-memory file made by Create: its path, its mapping, and
+// the open descriptor that holds its owner lock until Remove.
+type File struct {
+	Path string
+	Mem  []byte
+	f    *os.File
+}
+
+// nameLen is the random part of a name: 16 hex digits.
+const nameLen = 16
+
+// newInfix marks a file Create has not finished (locked and renamed):
+// Sweep never takes it.
+const newInfix = "new-"
+
 // Create makes, allocates and maps a new file of size bytes (size ≥ 1) in
-// dir, named prefix + 16 random hex digits. It leaves nothing behind when
-// it fails.
-func Create(dir, prefix string, size int64) (path string, mem []byte, err error) {
+// dir, named prefix + 16 random hex digits, and holds a shared flock on it
+// until Remove (or the process's end): the owner lock Sweep tests. The
+// file is made under a temporary name and renamed once locked, so Sweep
+// never sees an owned file unlocked. It leaves nothing behind when it
+// fails.
+func Create(dir, prefix string, size int64) (file *File, err error) {
 	if size < 1 {
-		return "", nil, fmt.Errorf("shmfile: a file of %d bytes", size)
+		return nil, fmt.Errorf("shmfile: a file of %d bytes", size)
 	}
-	var suffix [8]byte
+	var suffix [nameLen / 2]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
-		return "", nil, fmt.Errorf("shmfile: name: %w", err)
+		return nil, fmt.Errorf("shmfile: name: %w", err)
 	}
-	path = filepath.Join(dir, prefix+hex.EncodeToString(suffix[:]))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	name := hex.EncodeToString(suffix[:])
+	tmp := filepath.Join(dir, prefix+newInfix+name)
+	path := filepath.Join(dir, prefix+name)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", nil, fmt.Errorf("shmfile: create %s: %w", path, err)
+		return nil, fmt.Errorf("shmfile: create %s: %w", tmp, err)
 	}
+	var mem []byte
+	at := tmp
 	defer func() {
-		err = errors.Join(err, f.Close())
 		if err != nil {
 			if mem != nil {
 				_ = unix.Munmap(mem)
-				mem = nil
 			}
-			_ = os.Remove(path)
-			path = ""
+			_ = os.Remove(at)
+			_ = f.Close()
 		}
 	}()
 	if err := f.Chmod(0o600); err != nil { // whatever the umask
-		return path, nil, fmt.Errorf("shmfile: chmod %s: %w", path, err)
+		return nil, fmt.Errorf("shmfile: chmod %s: %w", tmp, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		return nil, fmt.Errorf("shmfile: lock %s: %w", tmp, err)
 	}
 	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
 		if !errors.Is(err, unix.EOPNOTSUPP) {
-			return path, nil, fmt.Errorf("%w: allocate %d bytes in %s: %w", ErrNoSpace, size, path, err)
+			return nil, fmt.Errorf("%w: allocate %d bytes in %s: %w", ErrNoSpace, size, tmp, err)
 		}
 		// A file system without fallocate: the pages come at first write.
 		if err := f.Truncate(size); err != nil {
-			return path, nil, fmt.Errorf("shmfile: truncate %s: %w", path, err)
+			return nil, fmt.Errorf("shmfile: truncate %s: %w", tmp, err)
 		}
 	}
 	mem, err = unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return path, nil, fmt.Errorf("shmfile: map %s: %w", path, err)
+		return nil, fmt.Errorf("shmfile: map %s: %w", tmp, err)
 	}
-	return path, mem, nil
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("shmfile: rename %s: %w", tmp, err)
+	}
+	at = path
+	return &File{Path: path, Mem: mem, f: f}, nil
 }
 
-// Remove unmaps mem and unlinks path (a file already gone is no error).
-func Remove(path string, mem []byte) error {
+// Remove unmaps and unlinks the file and drops its owner lock. A reader's
+// own mapping stays valid until it unmaps.
+func (x *File) Remove() error {
 	var err error
-	if mem != nil {
-		err = unix.Munmap(mem)
+	if x.Mem != nil {
+		err = unix.Munmap(x.Mem)
+		x.Mem = nil
 	}
-	if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+	if rerr := os.Remove(x.Path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}
+	if x.f != nil {
+		err = errors.Join(err, x.f.Close())
+		x.f = nil
+	}
 	if err != nil {
-		return fmt.Errorf("shmfile: remove %s: %w", path, err)
+		return fmt.Errorf("shmfile: remove %s: %w", x.Path, err)
 	}
 	return nil
+}
+
+// Sweep removes the files of dir that Create made with prefix and whose
+// owner is gone: a process that died (SIGKILL, a crash) before it could
+// remove them, its memory left on the tmpfs. A file is its owner's while
+// the owner's shared flock holds; Sweep takes an exclusive one without
+// waiting, and only a file it can lock is removed (a lock is released
+// when its holder dies, whatever its PID namespace; readers that merely
+// map a file hold none). It returns the files and bytes removed.
+func Sweep(dir, prefix string) (files int, bytes int64, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, fmt.Errorf("shmfile: sweep %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || len(rest) != nameLen || !e.Type().IsRegular() {
+			continue // not ours, or not finished (newInfix)
+		}
+		if _, err := hex.DecodeString(rest); err != nil {
+			continue
+		}
+		n, removed, rerr := sweepOne(filepath.Join(dir, name))
+		if rerr != nil {
+			err = errors.Join(err, rerr)
+			continue
+		}
+		if removed {
+			files++
+			bytes += n
+		}
+	}
+	return files, bytes, err
+}
+
+func sweepOne(path string) (size int64, removed bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, false, nil // its owner removed it meanwhile
+		}
+		return 0, false, fmt.Errorf("shmfile: sweep %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return 0, false, nil // owned
+		}
+		return 0, false, fmt.Errorf("shmfile: sweep %s: lock: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, false, fmt.Errorf("shmfile: sweep %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, false, fmt.Errorf("shmfile: sweep %s: %w", path, err)
+	}
+	return fi.Size(), true, nil
 }

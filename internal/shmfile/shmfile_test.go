@@ -2,6 +2,8 @@ package shmfile_test
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,8 +18,9 @@ func TestCreateRemove(t *testing.T) {
 	dir := t.TempDir()
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
-	path, mem, err := shmfile.Create(dir, "weft-test-", 4096)
+	f, err := shmfile.Create(dir, "weft-test-", 4096)
 	require.NoError(t, err)
+	path, mem := f.Path, f.Mem
 	require.True(t, strings.HasPrefix(path, dir+"/weft-test-"))
 	require.Len(t, mem, 4096)
 	fi, err := os.Stat(path)
@@ -29,15 +32,15 @@ func TestCreateRemove(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, byte(7), data[4095], "the mapping is the file's")
 
-	path2, mem2, err := shmfile.Create(dir, "weft-test-", 64)
+	f2, err := shmfile.Create(dir, "weft-test-", 64)
 	require.NoError(t, err)
-	require.NotEqual(t, path, path2)
-	require.NoError(t, shmfile.Remove(path2, mem2))
+	require.NotEqual(t, path, f2.Path)
+	require.NoError(t, f2.Remove())
 
-	require.NoError(t, shmfile.Remove(path, mem))
+	require.NoError(t, f.Remove())
 	_, err = os.Stat(path)
 	require.ErrorIs(t, err, os.ErrNotExist)
-	require.NoError(t, shmfile.Remove(path, nil), "a file already gone")
+	require.NoError(t, f.Remove(), "a file already gone")
 }
 
 func TestCreateRefused(t *testing.T) {
@@ -52,10 +55,66 @@ func TestCreateRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir(t)
-			_, _, err := shmfile.Create(dir, "weft-test-", tc.size)
+			_, err := shmfile.Create(dir, "weft-test-", tc.size)
 			require.Error(t, err)
 			left, _ := os.ReadDir(dir)
 			require.Empty(t, left, "a refused file leaves nothing behind")
 		})
 	}
+}
+
+// ownerEnv makes the test binary a process that creates a file in the
+// directory it names and exits without removing it (a crashed server).
+const ownerEnv = "WEFT_SHMFILE_TEST_OWNER"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(ownerEnv); dir != "" {
+		f, err := shmfile.Create(dir, "weft-test-", 8192)
+		if err != nil {
+			os.Exit(2)
+		}
+		_ = f
+		os.Exit(0) // no Remove: the file stays, its lock goes with the process
+	}
+	os.Exit(m.Run())
+}
+
+// TestSweep: Sweep removes the files whose owner died (a child process
+// that created one and exited), and keeps a file this process owns, a
+// file Create has not finished, and files of other names.
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), ownerEnv+"="+dir)
+		require.NoError(t, cmd.Run())
+	}
+	live, err := shmfile.Create(dir, "weft-test-", 4096)
+	require.NoError(t, err)
+	defer live.Remove()
+	other := []string{"weft-test-new-0123456789abcdef", "weft-test-notours", "something-else"}
+	for _, n := range other {
+		require.NoError(t, os.WriteFile(dir+"/"+n, []byte("x"), 0o600))
+	}
+	before, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, before, 2+1+len(other))
+
+	files, bytes, err := shmfile.Sweep(dir, "weft-test-")
+	require.NoError(t, err)
+	require.Equal(t, 2, files, "the dead owners' files")
+	require.Equal(t, int64(2*8192), bytes)
+	after, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range after {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, append([]string{filepath.Base(live.Path)}, other...), names)
+	live.Mem[0] = 1 // still mapped, still ours
+
+	files, _, err = shmfile.Sweep(dir, "weft-test-")
+	require.NoError(t, err)
+	require.Zero(t, files, "nothing more")
 }

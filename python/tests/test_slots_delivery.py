@@ -370,3 +370,42 @@ def test_small_steps_travel_inline_by_default(flightd_bin, store, tmp_path):
         c.close()
     finally:
         d.stop()
+
+
+def test_a_killed_servers_ring_is_swept_at_restart(server, small):
+    """A SIGKILLed flightd cannot unlink its rings: their memory stays in
+    /dev/shm. The next flightd to start removes the rings whose owner is
+    gone (their flock died with it) and keeps the live ones of other
+    servers."""
+    other = Flightd(server.binary, server.store, server.workdir / "other", server.args)
+    (server.workdir / "other").mkdir()
+    other.start()
+    try:
+        before = set(glob.glob(RINGS))
+        oc = weft.Client(other.location)
+        br = oc.project("p").branch("main")  # the same store: the other server's view of the tables
+        on_other = weft.Recipe(seed=small.seed, batch_size=small.batch_size, steps=300, components=[
+            weft.Component(br.table("a"), weight=0.3), weft.Component(br.table("b"), weight=0.7)])
+        small = weft.Recipe(seed=small.seed, batch_size=small.batch_size, components=small.components, steps=300)
+        live = weft.TrainLoader(on_other, delivery="shm", prefetch=2)
+        dead = weft.TrainLoader(small, delivery="shm", prefetch=2)
+        try:
+            it_live, it_dead = iter(live), iter(dead)
+            next(it_live)
+            live_rings = set(glob.glob(RINGS)) - before
+            next(it_dead)
+            dead_rings = set(glob.glob(RINGS)) - before - live_rings
+            assert len(live_rings) == 1 and len(dead_rings) == 1, (live_rings, dead_rings)
+            server.kill()
+            (ring,) = dead_rings
+            assert os.path.exists(ring), "a killed server leaves its ring behind"
+            server.start()  # the restart sweeps
+            assert not os.path.exists(ring), "the restarted server removed the dead server's ring"
+            assert all(os.path.exists(r) for r in live_rings), "a live server's ring is kept"
+            assert "removed slot rings of servers that died" in server.log_text()
+        finally:
+            dead.close()
+            live.close()
+            oc.close()
+    finally:
+        other.stop()

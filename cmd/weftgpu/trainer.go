@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/weftdata/weft/client"
+)
+
+// trainerArgs are one trainer's parameters: the same JSON for the python
+// child (gpu/check/trainer_child.py, argv[1]) and `weftgpu trainer --args`.
+type trainerArgs struct {
+	Location  string    `json:"location"` // grpc://HOST:PORT
+	Project   string    `json:"project"`
+	Table     string    `json:"table"`
+	Seed      uint64    `json:"seed"`
+	Batch     int       `json:"batch"`
+	Frames    []int     `json:"frames"` // the video window's frame offsets
+	Steps     int64     `json:"steps"`
+	Secs      float64   `json:"secs"`
+	Prefetch  int       `json:"prefetch"`
+	Device    string    `json:"device"`              // python: "cuda", or "cpu" with the fake's device slots
+	Normalize *normSpec `json:"normalize,omitempty"` // python: Video(normalize=, dtype=)
+}
+
+type normSpec struct {
+	Mean  [3]float64 `json:"mean"`
+	Std   [3]float64 `json:"std"`
+	DType string     `json:"dtype"`
+}
+
+// trainerReport is what a trainer prints: READY after its first step,
+// DONE after the measured seconds, ERROR when it cannot go on.
+type trainerReport struct {
+	Delivery string  `json:"delivery"`
+	Fallback string  `json:"fallback,omitempty"`
+	Steps    int64   `json:"steps"`
+	Windows  int64   `json:"windows"`
+	Frames   int64   `json:"frames"`
+	Secs     float64 `json:"secs"`
+	Shape    []int   `json:"shape,omitempty"`
+	DType    string  `json:"dtype,omitempty"`
+	Device   string  `json:"device,omitempty"`
+	// Copies counts steps whose video tensor was not on the slot's memory
+	// (python: the tensor's pointer is not the descriptor's); HostSteps
+	// steps that came without device slots.
+	Copies    int64   `json:"copies"`
+	HostSteps int64   `json:"host_steps"`
+	ReadyS    float64 `json:"ready_s,omitempty"`
+	Versions  string  `json:"versions,omitempty"`
+	Error     string  `json:"error,omitempty"`
+}
+
+func emit(kind string, r trainerReport) {
+	b, _ := json.Marshal(r)
+	fmt.Printf("%s %s\n", kind, b)
+}
+
+// trainer is `weftgpu trainer --args JSON`: one rank of a run read with
+// client.ReadRankExchange(DeliveryCudaIPC), for when the GPU machine has
+// no python with torch. It does not open the IPC handles (Go has no CUDA
+// here): it counts the steps whose video came in device slots and gives
+// them back, so the rate is flightd's delivery alone.
+func trainer(args []string) error {
+	fs := flag.NewFlagSet("trainer", flag.ContinueOnError)
+	js := fs.String("args", "", "the trainer's parameters (JSON, trainerArgs)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var a trainerArgs
+	if err := json.Unmarshal([]byte(*js), &a); err != nil {
+		return fmt.Errorf("trainer --args: %w", err)
+	}
+	if err := runTrainer(context.Background(), a); err != nil {
+		emit("ERROR", trainerReport{Error: err.Error()})
+		return err
+	}
+	return nil
+}
+
+func runTrainer(ctx context.Context, a trainerArgs) error {
+	t0 := time.Now()
+	c, err := client.Dial(strings.TrimPrefix(a.Location, "grpc://"), client.Options{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := map[string]any{"frames": a.Frames}
+	if n := a.Normalize; n != nil { // the python client's Video(normalize=, dtype=) on the wire
+		w["normalize"] = map[string]any{"mean": n.Mean, "std": n.Std}
+		w["dtype"] = n.DType
+	}
+	spec, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
+	recipe := client.Recipe{Seed: a.Seed, BatchSize: a.Batch, Steps: a.Steps, Components: []client.Component{{
+		Project: a.Project, Table: a.Table, Weight: 1, Columns: []string{"episode_index"},
+		Windows: map[string]client.Window{"cam": {Kind: "video", Spec: spec}}}}}
+	run, err := c.Resolve(ctx, recipe, 1)
+	if err != nil {
+		return fmt.Errorf("resolve: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var r trainerReport
+	r.Delivery = client.DeliveryCudaIPC
+	ready := false
+	var start, end time.Time
+	go1 := make(chan struct{})
+	for st, err := range c.ReadRankExchange(ctx, run.Ranks[0], client.DeliveryCudaIPC) {
+		if err != nil {
+			return fmt.Errorf("step: %w", err)
+		}
+		rows := st.Batch.NumRows()
+		if len(st.Device) == 0 {
+			r.HostSteps++
+		}
+		if !ready {
+			ready = true
+			if len(st.Device) == 0 {
+				r.Delivery, r.Fallback = "shm", "the first step came without device slots"
+			} else {
+				var d struct {
+					Shape []int  `json:"shape"`
+					DType string `json:"dtype"`
+				}
+				_ = json.Unmarshal(st.Device[0], &d)
+				r.Shape, r.DType = d.Shape, d.DType
+			}
+			r.ReadyS = time.Since(t0).Seconds()
+			emit("READY", r)
+			go func() { // the orchestrator's GO (or its end) starts the clock
+				_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+				close(go1)
+			}()
+			<-go1
+			r.HostSteps = 0
+			start = time.Now()
+			end = start.Add(time.Duration(a.Secs * float64(time.Second)))
+			continue
+		}
+		r.Steps++
+		r.Windows += rows
+		r.Frames += rows * int64(len(a.Frames))
+		if !time.Now().Before(end) {
+			break
+		}
+	}
+	if !ready {
+		return errors.New("the run ended before its first step")
+	}
+	r.Secs = time.Since(start).Seconds()
+	emit("DONE", r)
+	return nil
+}
