@@ -39,7 +39,11 @@
 // sent once). With pad false a frames window slides inside the episode
 // like a rows window (an episode too short for it fails its step), and a
 // seconds window must not reach past the episode's edges. Canonical turns a spec into the form the run record and
-// run id hold.
+// run id hold. WindowType and SegmentType are the video window's wire
+// layout (VIDEO-CONTRACT section 5); ReadWindows reads a column of it
+// back, typed and checked once (the cuda-ipc delivery of package flight
+// decodes from it), so the layout is written and read in this package
+// only.
 //
 // # Concurrency
 //

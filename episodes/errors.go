@@ -33,4 +33,9 @@ var (
 	// ErrTooLarge: one step's video segments do not fit one Arrow array
 	// (over 2 GiB of access units); use more ranks or a smaller batch.
 	ErrTooLarge = fmt.Errorf("%w: video segments of one step too large", mix.ErrBatchTooLarge)
+	// ErrBadWindowColumn: ReadWindows was given an array that is not a
+	// video window column as WindowType lays it out (another type, a null
+	// the writer never writes, a frame naming a segment the rows do not
+	// introduce).
+	ErrBadWindowColumn = fmt.Errorf("%w: not a video window column", errdefs.ErrInvalidArgument)
 )

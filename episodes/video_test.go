@@ -102,7 +102,36 @@ func readStep(t testing.TB, rec arrow.RecordBatch) ([]sampleOut, []segOut) {
 		require.Less(t, int(s.seg), len(segOuts), "row %d: segment %d is introduced by this or an earlier sample", s.row, s.seg)
 		out = append(out, s)
 	}
+	checkReadWindows(t, cam, out, segOuts)
 	return out, segOuts
+}
+
+// checkReadWindows checks that ReadWindows reads a step's column as
+// readStep reads it by hand.
+func checkReadWindows(t testing.TB, cam arrow.Array, samples []sampleOut, segs []segOut) {
+	t.Helper()
+	w, err := ReadWindows(cam)
+	require.NoError(t, err)
+	require.Equal(t, len(samples), w.Rows)
+	for i, s := range samples {
+		require.Equal(t, len(s.pts), w.T)
+		for j := range w.T {
+			seg, pts := w.Frame(i, j)
+			require.Equal(t, int(s.seg), seg, "row %d frame %d", s.row, j)
+			require.Equal(t, s.pts[j], pts, "row %d frame %d", s.row, j)
+		}
+	}
+	require.Len(t, w.Segments, len(segs))
+	for k, g := range segs {
+		got := w.Segments[k]
+		want := segOut{media: got.Media, codec: string(got.Codec), config: got.Config, w: int32(got.Width), h: int32(got.Height), ts: int32(got.Timescale),
+			units: got.Units, dts: got.DTS, upts: got.UnitPTS, size: got.Size}
+		if n := got.Normalize; n != nil {
+			m, s := n.Mean32(), n.Std32()
+			want.mean, want.std, want.dtype = m[:], s[:], n.DType
+		}
+		require.Equal(t, g, want, "segment %d", k)
+	}
 }
 
 func readSegment(s *array.Struct, k int) segOut {

@@ -29,15 +29,13 @@ func SetGPU(s *Service, g *GPUDelivery) { s.gpu = g }
 // WindowPTS is, per row of a video window column, its frames' PTS (nil:
 // not a video window).
 func WindowPTS(a arrow.Array) [][]int64 {
-	w, err := parseWindow(a)
+	w, err := readWindows(a)
 	if err != nil {
 		return nil
 	}
-	out := make([][]int64, a.Len())
+	out := make([][]int64, w.Rows)
 	for i := range out {
-		for j := range w.t {
-			out[i] = append(out[i], w.pts.Value(w.ptsOff+i*w.t+j))
-		}
+		out[i] = w.PTS[i*w.T : (i+1)*w.T]
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,6 +13,7 @@ import (
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
@@ -187,32 +189,28 @@ func (k *cudaSink) plan(ctx context.Context, batch arrow.RecordBatch) string {
 // column checks column i of the first step: every segment a codec this
 // GPU decodes, one frame size (the window's size when it has one: frames
 // of different sizes resized to one size are fine; the resize runs on the
-// device, gpu.DecodeOptions).
+// device, gpu.DecodeOptions), one normalisation.
 func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceColumn, string) {
-	w, err := parseWindow(batch.Column(i))
+	w, err := readWindows(batch.Column(i))
 	if err != nil {
 		return deviceColumn{}, fmt.Sprintf("column %s: %v", name, err)
 	}
-	c := deviceColumn{name: name, index: i, t: w.t}
-	for si := range w.nsegs {
-		sg := w.segmentSize(si)
-		if sg.height < 1 || sg.width < 1 || sg.outH < 1 || sg.outW < 1 {
-			return c, fmt.Sprintf("column %s has a segment of size %dx%d (to %dx%d)", name, sg.width, sg.height, sg.outW, sg.outH)
-		}
-		if c.h == 0 {
-			c.h, c.w = sg.outH, sg.outW
-		} else if c.h != sg.outH || c.w != sg.outW {
-			return c, fmt.Sprintf("column %s has frames of different sizes", name)
+	c := deviceColumn{name: name, index: i, t: w.T}
+	if c.h, c.w, err = frameSize(w); err != nil {
+		return c, fmt.Sprintf("column %s: %v", name, err)
+	}
+	for si := range w.Segments {
+		sg := &w.Segments[si]
+		norm, err := gpuNormalize(sg.Normalize)
+		if err != nil {
+			return c, fmt.Sprintf("column %s: %v", name, err)
 		}
 		if si == 0 {
-			c.norm = sg.norm
-		} else if !sameNorm(c.norm, sg.norm) {
+			c.norm = norm
+		} else if !sameNorm(c.norm, norm) {
 			return c, fmt.Sprintf("column %s has segments of different normalisations", name)
 		}
-		if sg.normErr != "" {
-			return c, fmt.Sprintf("column %s: %s", name, sg.normErr)
-		}
-		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		cfg, err := video.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
 		if err != nil {
 			return c, fmt.Sprintf("column %s: %v", name, err)
 		}
@@ -220,12 +218,9 @@ func (k *cudaSink) column(batch arrow.RecordBatch, i int, name string) (deviceCo
 		if err != nil {
 			return c, fmt.Sprintf("column %s: %v", name, err)
 		}
-		if !caps.Supported || sg.width > caps.MaxWidth || sg.height > caps.MaxHeight {
-			return c, fmt.Sprintf("column %s: this GPU's NVDEC does not decode %s %d-bit %dx%d", name, cfg.Codec, cfg.BitDepth, sg.width, sg.height)
+		if !caps.Supported || sg.Width > caps.MaxWidth || sg.Height > caps.MaxHeight {
+			return c, fmt.Sprintf("column %s: this GPU's NVDEC does not decode %s %d-bit %dx%d", name, cfg.Codec, cfg.BitDepth, sg.Width, sg.Height)
 		}
-	}
-	if c.h == 0 {
-		return c, fmt.Sprintf("column %s: the first step has no segments", name)
 	}
 	return c, ""
 }
@@ -295,12 +290,16 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBatch) ([]gpu.DeviceSlot, error) {
 	rows := int(batch.NumRows())
 	cols := append([]deviceColumn(nil), k.cols...)
+	wins := make([]*episodes.Windows, len(cols))
 	for i := range cols {
-		h, w, err := stepFrameSize(batch.Column(cols[i].index))
+		w, err := readWindows(batch.Column(cols[i].index))
 		if err != nil {
 			return nil, fmt.Errorf("step %d column %s: %w", step, cols[i].name, err)
 		}
-		cols[i].h, cols[i].w = h, w
+		if cols[i].h, cols[i].w, err = frameSize(w); err != nil {
+			return nil, fmt.Errorf("%w: step %d column %s: %w", ErrUnavailableDelivery, step, cols[i].name, err)
+		}
+		wins[i] = w
 	}
 	if need := layout(cols, rows); need > k.ring.SlotBytes() {
 		if err := k.grow(ctx, step, need); err != nil {
@@ -313,8 +312,8 @@ func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBat
 	}
 	var descs []gpu.DeviceSlot
 	err = func() error {
-		for _, c := range cols {
-			if err := k.decodeColumn(ctx, u, c, batch.Column(c.index), rows); err != nil {
+		for i, c := range cols {
+			if err := k.decodeColumn(ctx, u, c, wins[i]); err != nil {
 				return fmt.Errorf("column %s: %w", c.name, err)
 			}
 			d, err := k.ring.Publish(u, c.offset, []int{rows, c.t, c.h, c.w, 3}, c.dtype())
@@ -359,77 +358,65 @@ func (k *cudaSink) grow(ctx context.Context, step int64, need int64) error {
 	return nil
 }
 
-// stepFrameSize is the frame size of a step's video window column (after
+// frameSize is the frame size of a step's video window column (after
 // the window's size, when it has one): every segment of the step must have
 // it (one step's windows are one tensor, as on the CPU path, which refuses
-// frames of different sizes in one batch).
-func stepFrameSize(arr arrow.Array) (h, w int, err error) {
-	win, err := parseWindow(arr)
-	if err != nil {
-		return 0, 0, err
-	}
-	for si := range win.nsegs {
-		sg := win.segmentSize(si)
+// frames of different sizes in one batch). Its error says which rule the
+// step breaks; the caller gives it its kind.
+func frameSize(win *episodes.Windows) (h, w int, err error) {
+	for si := range win.Segments {
+		sg := &win.Segments[si]
+		oh, ow := sg.OutSize()
 		switch {
-		case sg.height < 1 || sg.width < 1 || sg.outH < 1 || sg.outW < 1:
-			return 0, 0, fmt.Errorf("%w: a segment of size %dx%d (to %dx%d)", ErrUnavailableDelivery, sg.width, sg.height, sg.outW, sg.outH)
+		case sg.Height < 1 || sg.Width < 1 || oh < 1 || ow < 1:
+			return 0, 0, fmt.Errorf("a segment of size %dx%d (to %dx%d)", sg.Width, sg.Height, ow, oh)
 		case h == 0:
-			h, w = sg.outH, sg.outW
-		case sg.outH != h || sg.outW != w:
-			return 0, 0, fmt.Errorf("%w: frames of different sizes (%dx%d, %dx%d) in one step; give the window a size", ErrUnavailableDelivery, w, h, sg.outW, sg.outH)
+			h, w = oh, ow
+		case oh != h || ow != w:
+			return 0, 0, fmt.Errorf("frames of different sizes (%dx%d, %dx%d) in one step; give the window a size", w, h, ow, oh)
 		}
 	}
 	if h == 0 {
-		return 0, 0, fmt.Errorf("%w: a step without segments", ErrUnavailableDelivery)
+		return 0, 0, errors.New("a step without segments")
 	}
 	return h, w, nil
 }
 
-func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColumn, arr arrow.Array, rows int) error {
-	w, err := parseWindow(arr)
-	if err != nil {
-		return err
-	}
-	if w.t != c.t {
-		return fmt.Errorf("%w: %d frames per window, the first step had %d", ErrUnavailableDelivery, w.t, c.t)
+func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColumn, w *episodes.Windows) error {
+	if w.T != c.t {
+		return fmt.Errorf("%w: %d frames per window, the first step had %d", ErrUnavailableDelivery, w.T, c.t)
 	}
 	fb := uint64(c.h*c.w*3) * uint64(c.dtype().Size())
 	want := map[int][]int64{}
 	to := map[int][]uint64{}
-	for i := range rows {
+	for i := range w.Rows {
 		for j := range c.t {
 			p := i*c.t + j
-			s := int(w.segIdx.Value(w.segOff + p))
-			want[s] = append(want[s], w.pts.Value(w.ptsOff+p))
+			s, pts := w.Frame(i, j)
+			want[s] = append(want[s], pts)
 			to[s] = append(to[s], u.Region.Ptr+uint64(c.offset)+uint64(p)*fb)
 		}
 	}
-	segs := make([]int, 0, len(want))
-	for s := range want {
-		if s < 0 || s >= w.nsegs {
-			return fmt.Errorf("%w: a frame names segment %d of %d", ErrUnavailableDelivery, s, w.nsegs)
-		}
-		segs = append(segs, s)
-	}
-	slices.Sort(segs)
+	segs := slices.Sorted(maps.Keys(want))
 	// The step's segments are decoded by up to Sessions NVDEC sessions at
 	// once (one Device.DecodeRGBTo each): one trainer's exchange keeps
 	// several of the GPU's NVDEC engines busy, not one.
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(k.g.sessions())
 	for _, s := range segs {
-		sg := w.segment(s)
-		if sg.outH != c.h || sg.outW != c.w {
-			return errors.Join(fmt.Errorf("%w: segment %d's frames are %dx%d, the step's %dx%d", ErrUnavailableDelivery, s, sg.outW, sg.outH, c.w, c.h), g.Wait())
+		sg := &w.Segments[s]
+		if oh, ow := sg.OutSize(); oh != c.h || ow != c.w {
+			return errors.Join(fmt.Errorf("%w: segment %d's frames are %dx%d, the step's %dx%d", ErrUnavailableDelivery, s, ow, oh, c.w, c.h), g.Wait())
 		}
-		if sg.normErr != "" || !sameNorm(sg.norm, c.norm) {
-			return errors.Join(fmt.Errorf("%w: segment %d's normalisation (%v%s) is not the first step's (%v)", ErrUnavailableDelivery, s, sg.norm, sg.normErr, c.norm), g.Wait())
+		norm, err := gpuNormalize(sg.Normalize)
+		if err != nil || !sameNorm(norm, c.norm) {
+			return errors.Join(fmt.Errorf("%w: segment %d's normalisation (%v) is not the first step's (%v)", ErrUnavailableDelivery, s, sg.Normalize, c.norm), err, g.Wait())
 		}
-		cfg, err := video.ConfigFromBox(video.Codec(sg.codec), sg.config, sg.width, sg.height)
+		cfg, err := video.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
 		if err != nil {
 			return errors.Join(err, g.Wait())
 		}
-		seg := gpu.Segment{Config: cfg, Units: sg.units, PTS: sg.unitPTS}
+		seg := gpu.Segment{Config: cfg, Units: sg.Units, PTS: sg.UnitPTS}
 		ws, to := want[s], to[s]
 		g.Go(func() error {
 			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h, Normalize: c.norm})
@@ -441,36 +428,27 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 
 func (k *cudaSink) close() error { return k.host.close() }
 
-// window is a video window column of a step, read in place.
-type window struct {
-	t              int
-	segIdx         *array.Int32
-	segOff         int
-	pts            *array.Int64
-	ptsOff         int
-	segs           *array.Struct // the segments; the step's are segBase..segBase+nsegs-1
-	segBase, nsegs int
-	codec          *array.String
-	config         *array.Binary
-	width, height  *array.Int32
-	units          *array.List
-	unitBytes      *array.Binary
-	unitPTS        *array.List
-	unitPTSValues  *array.Int64
-	size           *array.FixedSizeList // nil when the wire has no size field
-	mean, std      *array.FixedSizeList // nil when the wire has no normalisation fields
-	dtype          *array.String
+// readWindows reads a step's video window column; a malformed one is
+// ErrUnavailableDelivery.
+func readWindows(arr arrow.Array) (*episodes.Windows, error) {
+	w, err := episodes.ReadWindows(arr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailableDelivery, err)
+	}
+	return w, nil
 }
 
-type windowSegment struct {
-	codec         string
-	config        []byte
-	width, height int
-	units         [][]byte
-	unitPTS       []int64
-	outH, outW    int // the frames' size: the segment's size when it has one, else its own
-	norm          *gpu.Normalize
-	normErr       string // a normalisation the device cannot make: why
+// gpuNormalize is a segment's normalisation as the device makes it (nil:
+// uint8 frames), or why the device cannot make it.
+func gpuNormalize(n *episodes.Normalize) (*gpu.Normalize, error) {
+	if n == nil {
+		return nil, nil
+	}
+	g := &gpu.Normalize{Mean: n.Mean32(), Std: n.Std32(), DType: gpu.DType(n.DType)}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // sameNorm says whether a and b are one normalisation (both nil: uint8).
@@ -479,152 +457,4 @@ func sameNorm(a, b *gpu.Normalize) bool {
 		return a == b
 	}
 	return *a == *b
-}
-
-func parseWindow(arr arrow.Array) (*window, error) {
-	st, ok := arr.(*array.Struct)
-	if !ok {
-		return nil, fmt.Errorf("%w: not a video window (struct)", ErrUnavailableDelivery)
-	}
-	typ := st.DataType().(*arrow.StructType)
-	field := func(n string) arrow.Array {
-		i, ok := typ.FieldIdx(n)
-		if !ok {
-			return nil // the type assertions below refuse it
-		}
-		return st.Field(i)
-	}
-	if st.NullN() > 0 {
-		return nil, fmt.Errorf("%w: a video window with nulls", ErrUnavailableDelivery)
-	}
-	w := &window{}
-	var bad bool
-	sl, ok1 := field("segment").(*array.FixedSizeList)
-	pl, ok2 := field("pts").(*array.FixedSizeList)
-	ls, ok3 := field("segments").(*array.List)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, fmt.Errorf("%w: a video window of unexpected type %s", ErrUnavailableDelivery, typ)
-	}
-	w.t = int(sl.DataType().(*arrow.FixedSizeListType).Len())
-	if pt := int(pl.DataType().(*arrow.FixedSizeListType).Len()); pt != w.t {
-		return nil, fmt.Errorf("%w: a video window of %d segment indexes and %d pts", ErrUnavailableDelivery, w.t, pt)
-	}
-	w.segIdx, ok1 = sl.ListValues().(*array.Int32)
-	w.pts, ok2 = pl.ListValues().(*array.Int64)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%w: a video window of unexpected type %s", ErrUnavailableDelivery, typ)
-	}
-	w.segOff = sl.Offset() * w.t
-	w.ptsOff = pl.Offset() * w.t
-	// The step's segments: the list values this array's rows cover.
-	if ls.Len() > 0 {
-		lo, _ := ls.ValueOffsets(0)
-		_, hi := ls.ValueOffsets(ls.Len() - 1)
-		w.segBase, w.nsegs = int(lo), int(hi-lo)
-	}
-	vals, ok := ls.ListValues().(*array.Struct)
-	if !ok {
-		return nil, fmt.Errorf("%w: segments of unexpected type", ErrUnavailableDelivery)
-	}
-	w.segs = vals
-	sf := func(n string) arrow.Array {
-		i, ok := w.segs.DataType().(*arrow.StructType).FieldIdx(n)
-		if !ok {
-			bad = true
-			return nil
-		}
-		return w.segs.Field(i)
-	}
-	w.codec, ok1 = sf("codec").(*array.String)
-	w.config, ok2 = sf("config").(*array.Binary)
-	w.width, ok3 = sf("width").(*array.Int32)
-	h, ok4 := sf("height").(*array.Int32)
-	w.height = h
-	units, ok5 := sf("units").(*array.List)
-	unitPTS, ok6 := sf("unit_pts").(*array.List)
-	w.units, w.unitPTS = units, unitPTS
-	if bad || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
-		return nil, fmt.Errorf("%w: segments of unexpected type", ErrUnavailableDelivery)
-	}
-	w.unitBytes, ok1 = w.units.ListValues().(*array.Binary)
-	w.unitPTSValues, ok2 = w.unitPTS.ListValues().(*array.Int64)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%w: segment units of unexpected type", ErrUnavailableDelivery)
-	}
-	if i, ok := w.segs.DataType().(*arrow.StructType).FieldIdx("size"); ok {
-		w.size, _ = w.segs.Field(i).(*array.FixedSizeList)
-	}
-	segType := w.segs.DataType().(*arrow.StructType)
-	if i, ok := segType.FieldIdx("dtype"); ok {
-		w.dtype, _ = w.segs.Field(i).(*array.String)
-	}
-	if i, ok := segType.FieldIdx("mean"); ok {
-		w.mean, _ = w.segs.Field(i).(*array.FixedSizeList)
-	}
-	if i, ok := segType.FieldIdx("std"); ok {
-		w.std, _ = w.segs.Field(i).(*array.FixedSizeList)
-	}
-	return w, nil
-}
-
-// normalize reads segment i's normalisation (its absolute index in the
-// segments), or why the device cannot make it.
-func (w *window) normalize(i int) (*gpu.Normalize, string) {
-	n := &gpu.Normalize{DType: gpu.DType(w.dtype.Value(i))}
-	for _, f := range []struct {
-		l   *array.FixedSizeList
-		out *[3]float32
-	}{{w.mean, &n.Mean}, {w.std, &n.Std}} {
-		if f.l == nil || !f.l.IsValid(i) {
-			return nil, "a normalised segment without mean and std"
-		}
-		v, ok := f.l.ListValues().(*array.Float32)
-		a, b := f.l.ValueOffsets(i)
-		if !ok || b-a != 3 {
-			return nil, "a normalised segment whose mean or std is not 3 float32"
-		}
-		copy(f.out[:], v.Float32Values()[a:b])
-	}
-	if err := n.Validate(); err != nil {
-		return nil, err.Error()
-	}
-	return n, ""
-}
-
-// segment is the step's segment i.
-func (w *window) segment(i int) windowSegment {
-	s := w.segmentSize(i)
-	i += w.segBase
-	a, b := w.units.ValueOffsets(i)
-	for j := a; j < b; j++ {
-		s.units = append(s.units, w.unitBytes.Value(int(j)))
-	}
-	a, b = w.unitPTS.ValueOffsets(i)
-	for j := a; j < b; j++ {
-		s.unitPTS = append(s.unitPTS, w.unitPTSValues.Value(int(j)))
-	}
-	return s
-}
-
-// segmentSize is the step's segment i without its units: codec, config,
-// coded size and the frames' size (outH, outW).
-func (w *window) segmentSize(i int) windowSegment {
-	i += w.segBase
-	s := windowSegment{codec: w.codec.Value(i), config: w.config.Value(i), width: int(w.width.Value(i)), height: int(w.height.Value(i))}
-	s.outH, s.outW = s.height, s.width
-	if w.dtype != nil && w.dtype.IsValid(i) {
-		s.norm, s.normErr = w.normalize(i)
-	}
-	if w.size != nil && w.size.IsValid(i) {
-		if v, ok := w.size.ListValues().(*array.Int32); ok {
-			if a, b := w.size.ValueOffsets(i); b-a == 2 {
-				s.outH, s.outW = int(v.Value(int(a))), int(v.Value(int(a)+1))
-			} else {
-				s.outH, s.outW = 0, 0 // refused by column
-			}
-		} else {
-			s.outH, s.outW = 0, 0
-		}
-	}
-	return s
 }

@@ -9,20 +9,17 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/weftdata/weft/episodes"
 )
 
-// TestParseWindowRefusesMalformed: a video window column whose types do
+// TestReadWindowsRefusesMalformed: a video window column whose types do
 // not fit the wire (contract section 5) is refused with
 // ErrUnavailableDelivery, never read out of bounds.
-func TestParseWindowRefusesMalformed(t *testing.T) {
-	seg := arrow.StructOf(
-		arrow.Field{Name: "codec", Type: arrow.BinaryTypes.String},
-		arrow.Field{Name: "config", Type: arrow.BinaryTypes.Binary},
-		arrow.Field{Name: "width", Type: arrow.PrimitiveTypes.Int32},
-		arrow.Field{Name: "height", Type: arrow.PrimitiveTypes.Int32},
-		arrow.Field{Name: "units", Type: arrow.ListOf(arrow.BinaryTypes.Binary)},
-		arrow.Field{Name: "unit_pts", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
-	)
+func TestReadWindowsRefusesMalformed(t *testing.T) {
+	seg := episodes.SegmentType
+	const segment = `{"media": "ab", "codec": "h264", "config": "", "width": 64, "height": 48, "timescale": 90000,
+		"units": ["AAE="], "dts": [0], "unit_pts": [1], "size": null, "mean": null, "std": null, "dtype": null}`
 	window := func(segN, ptsN int32) arrow.DataType {
 		return arrow.StructOf(
 			arrow.Field{Name: "segment", Type: arrow.FixedSizeListOf(segN, arrow.PrimitiveTypes.Int32)},
@@ -36,7 +33,8 @@ func TestParseWindowRefusesMalformed(t *testing.T) {
 		js   string
 		ok   bool
 	}{
-		{"well formed", window(2, 2), `[{"segment": [0, 0], "pts": [1, 2], "segments": []}]`, true},
+		{"well formed", window(2, 2), `[{"segment": [0, 0], "pts": [1, 2], "segments": [` + segment + `]}]`, true},
+		{"a frame names a segment the rows lack", window(2, 2), `[{"segment": [0, 1], "pts": [1, 2], "segments": [` + segment + `]}]`, false},
 		{"pts longer than segment indexes", window(1, 3), `[{"segment": [0], "pts": [1, 2, 3], "segments": []}]`, false},
 		{"pts shorter than segment indexes", window(3, 1), `[{"segment": [0, 0, 0], "pts": [1], "segments": []}]`, false},
 		{"segments of another type", arrow.StructOf(
@@ -53,10 +51,10 @@ func TestParseWindowRefusesMalformed(t *testing.T) {
 			arr, _, err := array.FromJSON(memory.DefaultAllocator, tc.dt, strings.NewReader(tc.js))
 			require.NoError(t, err)
 			defer arr.Release()
-			w, err := parseWindow(arr)
+			w, err := readWindows(arr)
 			if tc.ok {
 				require.NoError(t, err)
-				require.Equal(t, 0, w.nsegs)
+				require.Len(t, w.Segments, 1)
 				return
 			}
 			require.Error(t, err)

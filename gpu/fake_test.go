@@ -661,3 +661,37 @@ func TestFakeDeviceMemoryBudget(t *testing.T) {
 		require.Zero(t, b.Stats().Used)
 	})
 }
+
+// TestFakeFilterRace: decodes that build one resize filter at once all
+// get the one filter kept (the losers free theirs; that Free once waited
+// on the lock its caller held, and the decode hung).
+func TestFakeFilterRace(t *testing.T) {
+	d, err := Open(context.Background(), fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	const goroutines, keys = 8, 40
+	start := make(chan struct{})
+	got := make([][keys]deviceFilter, goroutines)
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		go func() {
+			<-start
+			for k := range keys {
+				f, err := d.deviceFilter(48+k, 24)
+				if err != nil {
+					errs <- err
+					return
+				}
+				got[g][k] = f
+			}
+			errs <- nil
+		}()
+	}
+	close(start)
+	for range goroutines {
+		require.NoError(t, <-errs)
+	}
+	for g := range goroutines {
+		require.Equal(t, got[0], got[g], "goroutine %d", g)
+	}
+}
