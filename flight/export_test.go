@@ -46,3 +46,6 @@ func WindowPTS(a arrow.Array) [][]int64 {
 func SlotSteps(s *Service) (gathered, copied, recopied int64) {
 	return s.slotSteps.gathered.Load(), s.slotSteps.copied.Load(), s.slotSteps.recopied.Load()
 }
+
+// RecvWindowBytes is the server's flow-control window of each stream.
+const RecvWindowBytes = recvWindowBytes

@@ -367,7 +367,7 @@ for name, path, code in PATHS[:22]:
 
 # Names so long that echoing them would break gRPC's metadata limit (issue 11 item 5).
 add("path", "info project 17 MiB", "info_path", IA, path=["{{rep:17825792:n}}", "main", "t"])
-add("path", "info ref 17 MiB", "info_path", NF, path=["adv", "{{rep:17825792:r}}", "t"])
+add("path", "info ref 17 MiB", "info_path", IA, path=["adv", "{{rep:17825792:r}}", "t"])
 cmd("scan table 17 MiB", raw({"scan": dict(SCAN, table="{{rep:17825792:t}}")}))
 act("create_project", "name 17 MiB", raw({"project": "{{rep:17825792:p}}"}))
 add("put", "put table 17 MiB", "put_path", IA, path=["adv", "main", "{{rep:17825792:t}}"])
