@@ -169,20 +169,21 @@ func unmarshalFlightData(data mem.BufferSlice, m *arrowflight.FlightData) error 
 	r := sliceReader{bufs: data}
 	var unknown []byte
 	for !r.done() {
-		start := r.pos()
 		tag, ok := r.varint()
 		if !ok {
 			return errWireFormat
 		}
 		num, typ := protowire.DecodeTag(tag)
-		if num <= 0 {
+		if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
 			return errWireFormat
 		}
 		if typ != protowire.BytesType || (num != fieldFlightDescriptor && num != fieldDataHeader && num != fieldAppMetadata && num != fieldDataBody) {
-			if !r.skipField(typ) {
+			value := r.pos()
+			if !r.skipField(num, typ) {
 				return errWireFormat
 			}
-			unknown = r.appendFrom(unknown, start)
+			// kept as protobuf keeps it: the tag in its shortest form
+			unknown = r.appendFrom(protowire.AppendTag(unknown, num, typ), value)
 			continue
 		}
 		size, ok := r.varint()
@@ -303,6 +304,9 @@ func (r *sliceReader) varint() (uint64, bool) {
 		}
 		b := r.bufs[r.i].ReadOnlyData()[r.off]
 		r.off++
+		if shift == 63 && b > 1 {
+			return 0, false // over 64 bits: protobuf refuses it
+		}
 		v |= uint64(b&0x7f) << shift
 		if b < 0x80 {
 			return v, true
@@ -354,9 +358,56 @@ func (r *sliceReader) appendFrom(b []byte, start int) []byte {
 	return b
 }
 
-// skipField skips the value of a field of wire type typ; false if it does
-// not parse (groups included: no Flight message has one).
-func (r *sliceReader) skipField(typ protowire.Type) bool {
+// maxGroupDepth is how deeply unknown groups may nest, protobuf's
+// default recursion limit.
+const maxGroupDepth = 10000
+
+// skipField skips the value of field num of wire type typ (a group whole,
+// as protobuf skips an unknown one); false if it does not parse.
+func (r *sliceReader) skipField(num protowire.Number, typ protowire.Type) bool {
+	if typ == protowire.StartGroupType {
+		return r.skipGroup(num)
+	}
+	return r.skipValue(typ)
+}
+
+// skipGroup skips the fields of group num up to and including its end
+// tag; false if it does not parse (an end tag of another group, nesting
+// deeper than maxGroupDepth, no end).
+func (r *sliceReader) skipGroup(num protowire.Number) bool {
+	open := []protowire.Number{num}
+	for len(open) > 0 {
+		tag, ok := r.varint()
+		if !ok {
+			return false
+		}
+		n, typ := protowire.DecodeTag(tag)
+		if n < protowire.MinValidNumber || n > protowire.MaxValidNumber {
+			return false
+		}
+		switch typ {
+		case protowire.StartGroupType:
+			if len(open) >= maxGroupDepth {
+				return false
+			}
+			open = append(open, n)
+		case protowire.EndGroupType:
+			if n != open[len(open)-1] {
+				return false
+			}
+			open = open[:len(open)-1]
+		default:
+			if !r.skipValue(typ) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// skipValue skips the value of a field of wire type typ, other than a
+// group; false if it does not parse.
+func (r *sliceReader) skipValue(typ protowire.Type) bool {
 	var size uint64
 	switch typ {
 	case protowire.VarintType:

@@ -163,12 +163,18 @@ func (d *Device) freeSession(s *C.wg_session) {
 	}
 }
 
-// isClosed says whether Close was called (the calls that take no lock
-// check it: the driver is gone after Close).
-func (d *Device) isClosed() bool {
+// enter counts a use of the driver that Close waits for (d.active), or
+// says ErrClosed after Close: a check of closed alone would let Close free
+// the driver while the call still uses it. Each enter is ended by
+// d.active.Done().
+func (d *Device) enter() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.closed
+	if d.closed {
+		return ErrClosed
+	}
+	d.active.Add(1)
+	return nil
 }
 
 // Info describes the opened device.
@@ -376,9 +382,10 @@ type Buffer struct {
 
 // Alloc allocates n bytes of device memory.
 func (d *Device) Alloc(n int) (Buffer, error) {
-	if d.isClosed() {
-		return Buffer{}, ErrClosed
+	if err := d.enter(); err != nil {
+		return Buffer{}, err
 	}
+	defer d.active.Done()
 	var p C.ulonglong
 	if r := C.wg_alloc(d.drv, C.size_t(n), &p); r != 0 {
 		return Buffer{}, d.driverErr("cuMemAlloc", r)
@@ -392,9 +399,10 @@ func (d *Device) free(b Buffer) { C.wg_free(d.drv, C.ulonglong(b.Ptr)) }
 
 // Free releases b.
 func (d *Device) Free(b Buffer) error {
-	if d.isClosed() {
-		return ErrClosed
+	if err := d.enter(); err != nil {
+		return err
 	}
+	defer d.active.Done()
 	if r := C.wg_free(d.drv, C.ulonglong(b.Ptr)); r != 0 {
 		return d.driverErr("cuMemFree", r)
 	}
@@ -404,9 +412,10 @@ func (d *Device) Free(b Buffer) error {
 // ReadBack copies b to the host: for tests and `make gpu-check` only
 // (counted in Stats.FrameCopyBytes, which delivery must leave at 0).
 func (d *Device) ReadBack(b Buffer) ([]byte, error) {
-	if d.isClosed() {
-		return nil, ErrClosed
+	if err := d.enter(); err != nil {
+		return nil, err
 	}
+	defer d.active.Done()
 	p := C.malloc(C.size_t(max(b.Size, 1)))
 	defer C.free(p)
 	if r := C.wg_dtoh(d.drv, p, C.ulonglong(b.Ptr), C.size_t(b.Size)); r != 0 {
@@ -418,6 +427,10 @@ func (d *Device) ReadBack(b Buffer) ([]byte, error) {
 // deviceTables is spec's conversion tables in device memory and their
 // length (Tables' N, 1<<spec.Bits), built and uploaded on first use.
 func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
+	if err := d.enter(); err != nil { // Close keeps the maps and the driver until it returns
+		return 0, 0, err
+	}
+	defer d.active.Done()
 	d.mu.Lock()
 	p, ok := d.tables[spec]
 	d.mu.Unlock()
@@ -458,6 +471,10 @@ func (d *Device) deviceTables(spec ColorSpec) (C.ulonglong, int, error) {
 // deviceFilter is ResizeWeights(nIn, nOut) in device memory, built and
 // uploaded on first use (kept until Close, like the colour tables).
 func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
+	if err := d.enter(); err != nil { // Close keeps the maps and the driver until it returns
+		return deviceFilter{}, err
+	}
+	defer d.active.Done()
 	k := [2]int{nIn, nOut}
 	d.mu.Lock()
 	f, ok := d.filter[k]
@@ -486,12 +503,9 @@ func (d *Device) deviceFilter(nIn, nOut int) (deviceFilter, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if q, ok := d.filter[k]; ok || d.closed {
+	if q, ok := d.filter[k]; ok {
 		d.free(buf)
 		l.Release()
-		if !ok {
-			return deviceFilter{}, ErrClosed
-		}
 		return q, nil
 	}
 	f = deviceFilter{ptr: C.ulonglong(buf.Ptr), taps: rf.Taps}
@@ -645,6 +659,9 @@ func (d *Device) Stats() Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st := d.stats
+	if d.closed {
+		return st // the driver is gone (or going: Close frees it unlocked)
+	}
 	st.FrameCopyBytes = int64(C.wg_frame_copy_bytes(d.drv))
 	var free, total C.size_t
 	if C.wg_mem_info(d.drv, &free, &total) == 0 {

@@ -695,3 +695,68 @@ func TestFakeFilterRace(t *testing.T) {
 		require.Equal(t, got[0], got[g], "goroutine %d", g)
 	}
 }
+
+// TestFakeDeviceAfterClose: every use of the driver after Close says
+// ErrClosed (the device memory calls of a DeviceRing, the event calls,
+// ReadBack) instead of calling through the freed driver, and Stats still
+// answers; decodes racing Close each succeed or say ErrClosed, and give
+// every lease back.
+func TestFakeDeviceAfterClose(t *testing.T) {
+	needFFmpeg(t)
+	ctx := context.Background()
+	cd := makeFakeClip(t, fakeClips()[0])
+	p, err := cd.x.Plan([]int{2, 3})
+	require.NoError(t, err)
+
+	t.Run("calls after Close", func(t *testing.T) {
+		d, err := Open(ctx, fakeDriver(t))
+		require.NoError(t, err)
+		m := d.Memory()
+		r, err := m.Alloc(1 << 10)
+		require.NoError(t, err)
+		ev, _, err := m.NewEvent()
+		require.NoError(t, err)
+		require.NoError(t, d.Close())
+		_, err = m.ExportMem(r)
+		require.ErrorIs(t, err, ErrClosed, "ExportMem")
+		_, _, err = m.NewEvent()
+		require.ErrorIs(t, err, ErrClosed, "NewEvent")
+		require.ErrorIs(t, m.Record(ev), ErrClosed, "Record")
+		require.ErrorIs(t, m.DestroyEvent(ev), ErrClosed, "DestroyEvent")
+		require.ErrorIs(t, m.Free(r), ErrClosed, "Free")
+		_, err = d.ReadBack(Buffer{Ptr: r.Ptr, Size: int(r.Size)})
+		require.ErrorIs(t, err, ErrClosed, "ReadBack")
+		_, err = m.Alloc(1 << 10)
+		require.ErrorIs(t, err, ErrClosed, "Alloc")
+		require.Zero(t, d.Stats().MemTotal, "Stats does not ask the freed driver")
+	})
+
+	t.Run("decodes racing Close", func(t *testing.T) {
+		b, err := membudget.New(membudget.Options{Total: 64 << 20})
+		require.NoError(t, err)
+		opts := fakeDriver(t)
+		opts.Budget = b
+		d, err := Open(ctx, opts)
+		require.NoError(t, err)
+		bufs := make([]Buffer, 8)
+		for i := range bufs {
+			bufs[i], err = d.Alloc(2 * 40 * 40 * 3)
+			require.NoError(t, err)
+		}
+		errs := make(chan error, len(bufs))
+		for i, buf := range bufs {
+			go func() {
+				// each its own resize: filters uploaded while Close runs
+				_, err := d.DecodeRGB(ctx, cd.segment(p), wantPTS(p), buf, DecodeOptions{Width: 20 + i, Height: 30 + i})
+				errs <- err
+			}()
+		}
+		require.NoError(t, d.Close())
+		for range bufs {
+			if err := <-errs; err != nil {
+				require.ErrorIs(t, err, ErrClosed)
+			}
+		}
+		require.Zero(t, b.Stats().Used, "every lease went back")
+	})
+}

@@ -25,6 +25,10 @@ func (m devMemory) Alloc(n int64) (Region, error) {
 func (m devMemory) Free(r Region) error { return m.d.Free(Buffer{Ptr: r.Ptr, Size: int(r.Size)}) }
 
 func (m devMemory) ExportMem(r Region) ([]byte, error) {
+	if err := m.d.enter(); err != nil {
+		return nil, err
+	}
+	defer m.d.active.Done()
 	h := C.malloc(64)
 	defer C.free(h)
 	if rc := C.wg_ipc_mem(m.d.drv, C.ulonglong(r.Ptr), h); rc != 0 {
@@ -34,6 +38,10 @@ func (m devMemory) ExportMem(r Region) ([]byte, error) {
 }
 
 func (m devMemory) NewEvent() (uint64, []byte, error) {
+	if err := m.d.enter(); err != nil {
+		return 0, nil, err
+	}
+	defer m.d.active.Done()
 	h := C.malloc(64)
 	defer C.free(h)
 	var ev C.ulonglong
@@ -44,6 +52,10 @@ func (m devMemory) NewEvent() (uint64, []byte, error) {
 }
 
 func (m devMemory) Record(ev uint64) error {
+	if err := m.d.enter(); err != nil {
+		return err
+	}
+	defer m.d.active.Done()
 	if rc := C.wg_event_record(m.d.drv, C.ulonglong(ev)); rc != 0 {
 		return m.d.driverErr("cuEventRecord", rc)
 	}
@@ -51,6 +63,10 @@ func (m devMemory) Record(ev uint64) error {
 }
 
 func (m devMemory) DestroyEvent(ev uint64) error {
+	if err := m.d.enter(); err != nil {
+		return err
+	}
+	defer m.d.active.Done()
 	if rc := C.wg_event_destroy(m.d.drv, C.ulonglong(ev)); rc != 0 {
 		return m.d.driverErr("cuEventDestroy", rc)
 	}

@@ -23,8 +23,11 @@ type File struct {
 // nameLen is the random part of a name: 16 hex digits.
 const nameLen = 16
 
-// newInfix marks a file Create has not finished (locked and renamed):
-// Sweep never takes it.
+// newInfix marks a file Create has not finished (renamed once allocated).
+// Create locks it before it allocates, so Sweep takes one only when it is
+// not empty and its lock can be taken: its creator died between the
+// allocation and the rename. An empty one (a creator that died before it
+// allocated, or one not yet holding its lock) is left: it holds no memory.
 const newInfix = "new-"
 
 // Create makes, allocates and maps a new file of size bytes (size ≥ 1) in
@@ -62,7 +65,7 @@ func Create(dir, prefix string, size int64) (file *File, err error) {
 	if err := f.Chmod(0o600); err != nil { // whatever the umask
 		return nil, fmt.Errorf("shmfile: chmod %s: %w", tmp, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+	if err := flockShared(f); err != nil { // before the file holds any memory (newInfix)
 		return nil, fmt.Errorf("shmfile: lock %s: %w", tmp, err)
 	}
 	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
@@ -83,6 +86,17 @@ func Create(dir, prefix string, size int64) (file *File, err error) {
 	}
 	at = path
 	return &File{Path: path, Mem: mem, f: f}, nil
+}
+
+// flockShared takes f's shared lock, waiting while a Sweep holds its
+// exclusive one (a signal's interruption retried).
+func flockShared(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_SH)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 // Remove unmaps and unlinks the file and drops its owner lock. A reader's
@@ -108,7 +122,8 @@ func (x *File) Remove() error {
 
 // Sweep removes the files of dir that Create made with prefix and whose
 // owner is gone: a process that died (SIGKILL, a crash) before it could
-// remove them, its memory left on the tmpfs. A file is its owner's while
+// remove them, its memory left on the tmpfs; files Create had not
+// finished too (see newInfix). A file is its owner's while
 // the owner's shared flock holds; Sweep takes an exclusive one without
 // waiting, and only a file it can lock is removed (a lock is released
 // when its holder dies, whatever its PID namespace; readers that merely
@@ -121,13 +136,14 @@ func Sweep(dir, prefix string) (files int, bytes int64, err error) {
 	for _, e := range ents {
 		name := e.Name()
 		rest, ok := strings.CutPrefix(name, prefix)
+		rest = strings.TrimPrefix(rest, newInfix)
 		if !ok || len(rest) != nameLen || !e.Type().IsRegular() {
-			continue // not ours, or not finished (newInfix)
+			continue // not ours
 		}
 		if _, err := hex.DecodeString(rest); err != nil {
 			continue
 		}
-		n, removed, rerr := sweepOne(filepath.Join(dir, name))
+		n, removed, rerr := sweepOne(filepath.Join(dir, name), len(rest) != len(name)-len(prefix))
 		if rerr != nil {
 			err = errors.Join(err, rerr)
 			continue
@@ -140,7 +156,9 @@ func Sweep(dir, prefix string) (files int, bytes int64, err error) {
 	return files, bytes, err
 }
 
-func sweepOne(path string) (size int64, removed bool, err error) {
+// sweepOne removes path if its owner is gone; an unfinished one (newInfix)
+// only if it is not empty.
+func sweepOne(path string, unfinished bool) (size int64, removed bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -149,6 +167,9 @@ func sweepOne(path string) (size int64, removed bool, err error) {
 		return 0, false, fmt.Errorf("shmfile: sweep %s: %w", path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && unfinished && fi.Size() == 0 {
+		return 0, false, nil // its creator may not hold its lock yet: never lock it
+	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return 0, false, nil // owned
@@ -158,6 +179,9 @@ func sweepOne(path string) (size int64, removed bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, false, fmt.Errorf("shmfile: sweep %s: %w", path, err)
+	}
+	if unfinished && fi.Size() == 0 {
+		return 0, false, nil
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, false, fmt.Errorf("shmfile: sweep %s: %w", path, err)

@@ -80,8 +80,10 @@ func TestMain(m *testing.M) {
 }
 
 // TestSweep: Sweep removes the files whose owner died (a child process
-// that created one and exited), and keeps a file this process owns, a
-// file Create has not finished, and files of other names.
+// that created one and exited, a creator killed inside Create after it
+// allocated its new file), and keeps a file this process owns, a file
+// Create is still making (locked), an empty new file (its creator may not
+// hold its lock yet), and files of other names.
 func TestSweep(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -93,18 +95,29 @@ func TestSweep(t *testing.T) {
 	live, err := shmfile.Create(dir, "weft-test-", 4096)
 	require.NoError(t, err)
 	defer live.Remove()
-	other := []string{"weft-test-new-0123456789abcdef", "weft-test-notours", "something-else"}
+	other := []string{"weft-test-notours", "weft-test-new-notours", "something-else", "weft-test-new-00000000ffffffff"}
 	for _, n := range other {
 		require.NoError(t, os.WriteFile(dir+"/"+n, []byte("x"), 0o600))
 	}
+	require.NoError(t, os.Truncate(dir+"/weft-test-new-00000000ffffffff", 0))
+	// a creator killed inside Create: its new file, unlocked
+	require.NoError(t, os.WriteFile(dir+"/weft-test-new-0123456789abcdef", make([]byte, 100), 0o600))
+	// a Create under way: its new file, locked
+	making := "weft-test-new-fedcba9876543210"
+	mf, err := os.OpenFile(dir+"/"+making, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	require.NoError(t, err)
+	defer mf.Close()
+	require.NoError(t, syscall.Flock(int(mf.Fd()), syscall.LOCK_SH))
+	require.NoError(t, mf.Truncate(100))
+	other = append(other, making)
 	before, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, before, 2+1+len(other))
+	require.Len(t, before, 2+1+1+len(other))
 
 	files, bytes, err := shmfile.Sweep(dir, "weft-test-")
 	require.NoError(t, err)
-	require.Equal(t, 2, files, "the dead owners' files")
-	require.Equal(t, int64(2*8192), bytes)
+	require.Equal(t, 3, files, "the dead owners' files and the dead creator's")
+	require.Equal(t, int64(2*8192+100), bytes)
 	after, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var names []string
@@ -117,4 +130,45 @@ func TestSweep(t *testing.T) {
 	files, _, err = shmfile.Sweep(dir, "weft-test-")
 	require.NoError(t, err)
 	require.Zero(t, files, "nothing more")
+}
+
+// TestSweepRacesCreate: sweeps running all along never take a file of a
+// Create under way, nor one it returned.
+func TestSweepRacesCreate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	swept := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swept <- n
+				return
+			default:
+			}
+			files, _, err := shmfile.Sweep(dir, "weft-test-")
+			if err != nil {
+				panic(err)
+			}
+			n += files
+		}
+	}()
+	var made []*shmfile.File
+	for range 300 {
+		f, err := shmfile.Create(dir, "weft-test-", 4096)
+		require.NoError(t, err)
+		made = append(made, f)
+	}
+	close(stop)
+	require.Zero(t, <-swept, "no file of a live owner was swept")
+	for _, f := range made {
+		_, err := os.Stat(f.Path)
+		require.NoError(t, err)
+		require.NoError(t, f.Remove())
+	}
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left)
 }
