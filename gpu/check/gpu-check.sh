@@ -43,7 +43,9 @@ FAKE=${WEFT_CHECK_FAKE:-}
 SECS=${WEFT_CHECK_SECS:-4}
 PY=${WEFT_CHECK_PYTHON-python3}
 SESSIONS=${WEFT_CHECK_SESSIONS:-1,4,8,16}
-WORK=$(mktemp -d /tmp/weft-gpu-check.XXXXXX)
+# The binaries are unpacked here: the checkout's own directory first (a /tmp mounted noexec
+# would make every stage fail), /tmp if the checkout is read-only.
+WORK=$(mktemp -d "$ROOT/gpu/check/.work.XXXXXX" 2>/dev/null || mktemp -d /tmp/weft-gpu-check.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 WEFTGPU=$WORK/weftgpu   # unpacked from $BIN/weftgpu.gz below
 
@@ -179,7 +181,7 @@ if [ -x "$WORK/flightd" ]; then
     stage deliver "$lim" "$WEFTGPU" deliver ${DRIVER[@]+"${DRIVER[@]}"} ${DELIVER_FAKE[@]+"${DELIVER_FAKE[@]}"} --flightd "$WORK/flightd" \
         --python "$PY" --scripts gpu/check --secs "$SECS" --sessions "$SESSIONS" \
         --go-sessions "${WEFT_CHECK_GO_SESSIONS:-1,16}" --av1-sessions "${WEFT_CHECK_AV1_SESSIONS_DELIVER:-8}" \
-        --norm-sessions "${WEFT_CHECK_NORM_SESSIONS:-8}" --raw "$RES" --budget "$((lim - 8))s" "$DATA"
+        --norm-sessions "${WEFT_CHECK_NORM_SESSIONS:-8}" --raw "$RES" --budget "$(( lim > 16 ? lim - 8 : lim / 2 ))s" "$DATA"
     dmon_end deliver
 else
     echo "RESULT deliver=absent (no $BIN/flightd.gz: make gpu-check-prep)" | collect
