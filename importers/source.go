@@ -230,15 +230,18 @@ func checkRelPath(p string) error {
 }
 
 func (s *localSource) List(ctx context.Context, dir string) ([]File, error) {
-	start := s.root
+	start := "."
 	if dir != "" {
 		if err := checkRelPath(dir); err != nil {
 			return nil, err
 		}
-		start = filepath.Join(s.root, filepath.FromSlash(dir))
+		start = dir
 	}
+	// Walked through the source's os.Root, as files are opened: a directory
+	// swapped for a symlink cannot list what lies outside it.
+	fsys := s.dir.FS()
 	var out []File
-	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == start && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll
@@ -251,26 +254,18 @@ func (s *localSource) List(ctx context.Context, dir string) ([]File, error) {
 		if d.IsDir() {
 			return nil
 		}
-		rel, err := filepath.Rel(s.root, p)
+		// A symlink is followed only inside the source directory (the
+		// root refuses the others: skipped, Open of it says why); a
+		// symlink to a directory is not descended into.
+		st, err := fs.Stat(fsys, p)
 		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		real := p
-		if d.Type()&fs.ModeSymlink != 0 {
-			// Symlinks are followed only inside the source directory; a
-			// symlink to a directory is not descended into.
-			real, err = filepath.EvalSymlinks(p)
-			if err != nil || !within(s.root, real) {
-				return nil // skipped: dangling or outside; Open of it says why
+			if d.Type()&fs.ModeSymlink != 0 {
+				return nil
 			}
-		}
-		st, err := os.Stat(real)
-		if err != nil {
 			return err
 		}
 		if st.Mode().IsRegular() {
-			out = append(out, File{Path: rel, Size: st.Size()})
+			out = append(out, File{Path: p, Size: st.Size()})
 		}
 		return nil
 	})
