@@ -295,8 +295,8 @@ def resize(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 # ------------------------------------------------------------------ normalise
 
 # numpy storage of each frame dtype (bfloat16: its bits, numpy has none).
-STORAGE = {"uint8": np.dtype(np.uint8), "float32": np.dtype("<f4"), "float16": np.dtype("<f2"),
-           "bfloat16": np.dtype("<u2")}
+STORAGE: dict[str, np.dtype] = {"uint8": np.dtype(np.uint8), "float32": np.dtype("<f4"), "float16": np.dtype("<f2"),
+                                "bfloat16": np.dtype("<u2")}
 
 
 def bfloat16_bits(f32: np.ndarray) -> np.ndarray:
@@ -397,8 +397,8 @@ def parse_window(name: str, arr: pa.Array) -> tuple[np.ndarray, np.ndarray, list
             segments.append(Segment(cols["media"][i], cols["codec"][i], cols["config"][i] or b"", cols["width"][i],
                                     cols["height"][i], cols["timescale"][i], cols["units"][i], cols["dts"][i],
                                     cols["unit_pts"][i], None if size is None else (int(size[0]), int(size[1])),
-                                    None if dtype is None else tuple(mean), None if dtype is None else tuple(std),
-                                    dtype))
+                                    tuple(mean) if dtype is not None and mean is not None else None,
+                                    tuple(std) if dtype is not None and std is not None else None, dtype))
     if b and (segment.min() < 0 or segment.max() >= len(segments)):
         raise WeftError(f"video window {name!r}: a frame names segment {int(segment.max())} of the "
                         f"{len(segments)} this batch carries (a batch sliced after the server sent it? "
