@@ -169,12 +169,8 @@ func unmarshalFlightData(data mem.BufferSlice, m *arrowflight.FlightData) error 
 	r := sliceReader{bufs: data}
 	var unknown []byte
 	for !r.done() {
-		tag, ok := r.varint()
+		num, typ, ok := r.tag()
 		if !ok {
-			return errWireFormat
-		}
-		num, typ := protowire.DecodeTag(tag)
-		if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
 			return errWireFormat
 		}
 		if typ != protowire.BytesType || (num != fieldFlightDescriptor && num != fieldDataHeader && num != fieldAppMetadata && num != fieldDataBody) {
@@ -217,58 +213,31 @@ func unmarshalFlightData(data mem.BufferSlice, m *arrowflight.FlightData) error 
 // app_metadata fields of the FlightData data (their last occurrence, as
 // protobuf decodes them: a repeated descriptor is merged, so its sizes
 // add), walking the fields in place; ok is false for data that does not
-// parse. Fields inside an unknown group (protobuf skips a group whole)
-// are not counted.
+// parse. Other fields, unknown groups included, are skipped as
+// unmarshalFlightData skips them.
 func flightDataSizes(data mem.BufferSlice) (desc, meta int, ok bool) {
 	r := sliceReader{bufs: data}
-	depth := 0 // inside an unknown group (none in FlightData, skipped whole by protobuf)
 	for !r.done() {
-		tag, ok := r.varint()
+		num, typ, ok := r.tag()
 		if !ok {
 			return 0, 0, false
 		}
-		num, typ := protowire.DecodeTag(tag)
-		var size uint64
-		switch typ {
-		case protowire.VarintType:
-			if _, ok := r.varint(); !ok {
+		if typ != protowire.BytesType || (num != fieldFlightDescriptor && num != fieldAppMetadata) {
+			if !r.skipField(num, typ) {
 				return 0, 0, false
 			}
 			continue
-		case protowire.Fixed64Type:
-			size = 8
-		case protowire.Fixed32Type:
-			size = 4
-		case protowire.BytesType:
-			if size, ok = r.varint(); !ok {
-				return 0, 0, false
-			}
-		case protowire.StartGroupType:
-			depth++
-			continue
-		case protowire.EndGroupType:
-			if depth == 0 {
-				return 0, 0, false
-			}
-			depth--
-			continue
-		default:
+		}
+		size, ok := r.varint()
+		if !ok || size > uint64(r.remaining()) {
 			return 0, 0, false
 		}
-		if size > uint64(r.remaining()) {
-			return 0, 0, false
-		}
-		switch {
-		case depth > 0:
-		case num == fieldFlightDescriptor && typ == protowire.BytesType:
+		if num == fieldFlightDescriptor {
 			desc += int(size)
-		case num == fieldAppMetadata && typ == protowire.BytesType:
+		} else {
 			meta = int(size)
 		}
 		r.skip(int(size))
-	}
-	if depth != 0 {
-		return 0, 0, false
 	}
 	return desc, meta, true
 }
@@ -358,6 +327,17 @@ func (r *sliceReader) appendFrom(b []byte, start int) []byte {
 	return b
 }
 
+// tag reads a field's tag: its number (refused outside protobuf's valid
+// range) and wire type.
+func (r *sliceReader) tag() (protowire.Number, protowire.Type, bool) {
+	t, ok := r.varint()
+	if !ok {
+		return 0, 0, false
+	}
+	num, typ := protowire.DecodeTag(t)
+	return num, typ, num >= protowire.MinValidNumber && num <= protowire.MaxValidNumber
+}
+
 // maxGroupDepth is how deeply unknown groups may nest, protobuf's
 // default recursion limit.
 const maxGroupDepth = 10000
@@ -377,12 +357,8 @@ func (r *sliceReader) skipField(num protowire.Number, typ protowire.Type) bool {
 func (r *sliceReader) skipGroup(num protowire.Number) bool {
 	open := []protowire.Number{num}
 	for len(open) > 0 {
-		tag, ok := r.varint()
+		n, typ, ok := r.tag()
 		if !ok {
-			return false
-		}
-		n, typ := protowire.DecodeTag(tag)
-		if n < protowire.MinValidNumber || n > protowire.MaxValidNumber {
 			return false
 		}
 		switch typ {
