@@ -17,6 +17,7 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/offheap"
 	"github.com/weftdata/weft/internal/cache"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/versions"
@@ -66,7 +67,12 @@ type Store struct {
 	b    bucket.Bucket
 	opts Options
 	mem  memory.Allocator
-	log  *slog.Logger
+	// writeMem is the Parquet writer's: its buffered row group (a
+	// RowGroupBytes buffer that grows by doubling) and pages are mapped
+	// off the Go heap and unmapped when the row group is written, so that
+	// a put leaves no garbage of its size (internal/offheap).
+	writeMem *offheap.Allocator
+	log      *slog.Logger
 
 	footers *cache.Cache[string, *fileMeta] // by data file key
 	matches *cache.Cache[string, *Matches]  // by version and filter text
@@ -81,6 +87,7 @@ func New(v *versions.Store, opts Options) (*Store, error) {
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}
+	s.writeMem = offheap.New(s.mem, 0)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -402,7 +409,7 @@ func (s *Store) writerProps(bytesPerRow int64, uncompressed []string) *parquet.W
 		parquet.WithDictionaryDefault(false),
 		parquet.WithStats(true),
 		parquet.WithPageIndexEnabled(true),
-		parquet.WithAllocator(s.mem),
+		parquet.WithAllocator(s.writeMem),
 	}
 	if s.opts.CompressionLevel != 0 {
 		opts = append(opts, parquet.WithCompressionLevel(s.opts.CompressionLevel))
