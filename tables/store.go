@@ -17,9 +17,9 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
-	"github.com/weftdata/weft/internal/offheap"
 	"github.com/weftdata/weft/internal/cache"
 	"github.com/weftdata/weft/internal/membudget"
+	"github.com/weftdata/weft/internal/offheap"
 	"github.com/weftdata/weft/versions"
 )
 
