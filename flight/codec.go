@@ -87,9 +87,12 @@ func (c *requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		}
 	}
 	var err error
-	if fd, isData := v.(*arrowflight.FlightData); isData {
-		err = unmarshalFlightData(data, fd)
-	} else {
+	switch fd := v.(type) {
+	case *arrowflight.FlightData:
+		err = unmarshalFlightData(data, fd, nil)
+	case *putData:
+		err = unmarshalFlightData(data, fd.FlightData, fd.allocBody)
+	default:
 		err = c.proto.Unmarshal(data, v)
 	}
 	if err == nil || !ok {
@@ -122,7 +125,7 @@ func (c *requestCodec) oversized(data mem.BufferSlice, v any) string {
 			return fmt.Sprintf("the ticket is %d bytes, longer than any ticket this server issues (%d bytes at most); pass the ticket of an endpoint of GetFlightInfo unchanged", n, maxTicketBytes)
 		}
 		return ""
-	case *arrowflight.FlightData:
+	case *arrowflight.FlightData, *putData:
 		if n <= c.maxCommand {
 			return ""
 		}
@@ -163,8 +166,10 @@ var errWireFormat = errors.New("cannot parse invalid wire-format data")
 // out of grpc's receive buffers. grpc's proto codec first gathers the
 // frames of the message into one buffer and protobuf then copies every
 // bytes field out of it: for a put's data_body, two copies of the piece
-// on top of the frames, where this makes one (put.go, putCost).
-func unmarshalFlightData(data mem.BufferSlice, m *arrowflight.FlightData) error {
+// on top of the frames, where this makes one (put.go, putCost). The
+// data_body is allocated with allocBody when it is not nil (a put's
+// message: putData), else on the heap.
+func unmarshalFlightData(data mem.BufferSlice, m *arrowflight.FlightData, allocBody func(int) []byte) error {
 	proto.Reset(m)
 	r := sliceReader{bufs: data}
 	var unknown []byte
@@ -186,7 +191,13 @@ func unmarshalFlightData(data mem.BufferSlice, m *arrowflight.FlightData) error 
 		if !ok || size > uint64(r.remaining()) {
 			return errWireFormat
 		}
-		b := r.read(int(size))
+		var b []byte
+		if num == fieldDataBody && allocBody != nil && size > 0 {
+			b = allocBody(int(size))
+			r.readInto(b)
+		} else {
+			b = r.read(int(size))
+		}
 		switch num {
 		case fieldFlightDescriptor:
 			if m.FlightDescriptor == nil {
@@ -300,12 +311,17 @@ func (r *sliceReader) read(n int) []byte {
 		return nil
 	}
 	out := make([]byte, n)
-	for k := 0; k < n && !r.done(); {
+	r.readInto(out)
+	return out
+}
+
+// readInto copies the next len(out) bytes (<= remaining) into out.
+func (r *sliceReader) readInto(out []byte) {
+	for k := 0; k < len(out) && !r.done(); {
 		c := copy(out[k:], r.bufs[r.i].ReadOnlyData()[r.off:])
 		r.off += c
 		k += c
 	}
-	return out
 }
 
 // appendFrom appends to b the bytes from offset start (before the reader)

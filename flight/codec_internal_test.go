@@ -206,7 +206,7 @@ func FuzzFlightDataDecode(f *testing.F) {
 		wantErr := proto.Unmarshal(data, want)
 		bufs := splitSlice(bytes.Clone(data), cuts)
 		got := &arrowflight.FlightData{}
-		gotErr := unmarshalFlightData(bufs, got)
+		gotErr := unmarshalFlightData(bufs, got, nil)
 		if wantErr != nil {
 			require.Error(t, gotErr, "protobuf refuses %x (%v), the codec decodes it", data, wantErr)
 			return

@@ -24,7 +24,7 @@ import (
 // object with video.Read, and deletes and refuses an object it cannot
 // index. It answers one PutResult with client.MediaPutResult. The caller
 // holds the put slot and lease; ctx is the put's (its timeout).
-func (s *Service) putMedia(ctx context.Context, stream arrowflight.FlightService_DoPutServer, r *arrowflight.Reader, cmd []byte) error {
+func (s *Service) putMedia(ctx context.Context, stream arrowflight.FlightService_DoPutServer, r *putStream, cmd []byte) error {
 	var c client.MediaCommand
 	if err := decode(ErrBadRequest, "DoPut media", cmd, &c); err != nil {
 		return err
@@ -136,7 +136,7 @@ func checkChunkSchema(schema *arrow.Schema) error {
 // chunkReader is the bytes of a media upload's chunk column, in order. A
 // batch is released (by the Flight reader) when the next one is read.
 type chunkReader struct {
-	r   *arrowflight.Reader
+	r   *putStream
 	col *array.Binary
 	row int
 	buf []byte

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/internal/offheap"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -52,7 +53,13 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 			return err
 		}
 		defer lease.Release()
-		r, err := arrowflight.NewRecordReader(&deadlineStream{FlightService_DoPutServer: stream, ctx: putCtx}, ipc.WithAllocator(s.mem))
+		// The bodies of the messages, a piece of the put each, are
+		// unmapped as soon as their batch is stored (putstream.go) where
+		// nothing can hold on to their bytes: tables copies what it keeps.
+		// They stay on the heap for a batch check (Parts.AppendCheck),
+		// which may keep values that alias them (arrow's strings do).
+		bodies := offheap.New(s.mem, 0)
+		r, err := newPutStream(&deadlineStream{FlightService_DoPutServer: stream, ctx: putCtx}, s.mem, ipc.WithAllocator(s.mem))
 		if err != nil {
 			return putStreamError(err)
 		}
@@ -60,6 +67,7 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		// Read the descriptor now: the reader forgets it at the stream's end.
 		d := r.LatestFlightDescriptor()
 		if d != nil && d.GetType() == arrowflight.DescriptorCMD {
+			r.SetBodyAllocator(bodies) // chunkReader copies the chunks out
 			return s.putMedia(putCtx, stream, r, d.GetCmd())
 		}
 		p, b, t, err := parsePutDescriptor(d)
@@ -69,19 +77,22 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		if err := allow(ctx, string(p), auth.Write); err != nil {
 			return err
 		}
-		// The first batch, for its app_metadata; putReader serves it again.
-		pr := &putReader{Reader: r, pending: r.Next()}
 		var opts tables.AppendOptions
+		if s.appendCheck != nil {
+			if opts.Check, err = s.appendCheck(putCtx, p, t, r.Schema()); err != nil {
+				return err
+			}
+		}
+		if opts.Check == nil {
+			r.SetBodyAllocator(bodies)
+		}
+		// The first batch, for its app_metadata; putReader serves it again.
+		pr := &putReader{putStream: r, pending: r.Next()}
 		if pr.pending {
 			if err := s.checkLen("DoPut app_metadata", r.LatestAppMetadata()); err != nil {
 				return err
 			}
 			if opts.IdempotencyKey, err = parsePutMetadata(r.LatestAppMetadata()); err != nil {
-				return err
-			}
-		}
-		if s.appendCheck != nil {
-			if opts.Check, err = s.appendCheck(putCtx, p, t, r.Schema()); err != nil {
 				return err
 			}
 		}
@@ -151,7 +162,7 @@ func parsePutDescriptor(d *arrowflight.FlightDescriptor) (versions.ProjectName, 
 // size limit) keep their code; anything else is a malformed stream, which
 // is the client's fault.
 type putReader struct {
-	*arrowflight.Reader
+	*putStream
 	pending bool // Next has read a batch that the consumer has not seen
 }
 
@@ -162,10 +173,10 @@ func (r *putReader) Next() bool {
 		r.pending = false
 		return true
 	}
-	return r.Reader.Next()
+	return r.putStream.Next()
 }
 
-func (r *putReader) Err() error { return putStreamError(r.Reader.Err()) }
+func (r *putReader) Err() error { return putStreamError(r.putStream.Err()) }
 
 func putStreamError(err error) error {
 	var se interface{ GRPCStatus() *status.Status }

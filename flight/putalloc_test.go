@@ -164,7 +164,8 @@ func BenchmarkPutAlloc(b *testing.B) {
 
 // TestPutAllocations: a put of 64 MiB allocates (garbage the collector
 // must reclaim) a small fraction of what it puts, not the size of every
-// message it received and of every row group it encoded.
+// message it received and of every row group it encoded. The least of 3
+// puts counts: a GC during a put empties grpc's pools, which refill.
 func TestPutAllocations(t *testing.T) {
 	c := putAllocServer(t)
 	schema, piece := putPieces(t, client.PutPieceBytes, 64<<10)
@@ -183,5 +184,10 @@ func TestPutAllocations(t *testing.T) {
 			least = per
 		}
 	}
-	require.Less(t, least, 0.25, "a put allocates about what it puts")
+	// Before (main c32f57a) a put allocated about 7 bytes per byte: every
+	// piece's body, the statistics of every page of 64 KiB values and the
+	// row group's buffer, grown by doubling (BenchmarkPutAlloc: 6.1).
+	// Now about 0.1 (grpc's and zstd's pools, refilled after each GC); a
+	// copy of each piece would be 1.
+	require.Less(t, least, 0.5, "a put allocates garbage of its own size")
 }

@@ -3,6 +3,7 @@ package tables
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -82,4 +83,29 @@ func compresses(enc *zstd.Encoder, a binaryValues) bool {
 type binaryValues interface {
 	arrow.Array
 	Value(int) []byte
+}
+
+// wideColumns returns the top-level binary columns of rec
+// whose every value (and at least one) is longer than Parquet's limit for
+// a statistic (parquet.DefaultMaxStatsSize): the writer would compute
+// each page's min and max, copy them (a page's size of garbage per page:
+// the put's size again, for 64 KiB images) and then drop them as too
+// long. Such a column is written without statistics: its pages and chunks
+// lose their null counts, nothing else.
+func wideColumns(schema *arrow.Schema, rec arrow.RecordBatch) []string {
+	var out []string
+	for i, f := range schema.Fields() {
+		a, ok := rec.Column(i).(binaryValues)
+		if !ok || a.Len() == a.NullN() {
+			continue
+		}
+		wide := true
+		for j := 0; j < a.Len() && wide; j++ {
+			wide = !a.IsValid(j) || len(a.Value(j)) > int(parquet.DefaultMaxStatsSize)
+		}
+		if wide {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }

@@ -398,8 +398,9 @@ const pageBytes = 128 << 10
 // batch (1,024 values by default), so wide rows get a smaller batch: pages
 // stay near the pageBytes target (at least one value), and readers can
 // fetch a few rows of 100 KiB images without reading ~100 MB pages.
-// Columns named in uncompressed (Parquet paths) are not compressed.
-func (s *Store) writerProps(bytesPerRow int64, uncompressed []string) *parquet.WriterProperties {
+// Columns named in uncompressed (Parquet paths) are not compressed;
+// columns named in nostats get no statistics (wideColumns).
+func (s *Store) writerProps(bytesPerRow int64, uncompressed, nostats []string) *parquet.WriterProperties {
 	batch := min(parquet.DefaultWriteBatchSize, max(1, pageBytes/bytesPerRow))
 	opts := []parquet.WriterProperty{
 		parquet.WithBatchSize(batch),
@@ -416,6 +417,9 @@ func (s *Store) writerProps(bytesPerRow int64, uncompressed []string) *parquet.W
 	}
 	for _, c := range uncompressed {
 		opts = append(opts, parquet.WithCompressionFor(c, compress.Codecs.Uncompressed))
+	}
+	for _, c := range nostats {
+		opts = append(opts, parquet.WithStatsFor(c, false))
 	}
 	return parquet.NewWriterProperties(opts...)
 }
@@ -513,7 +517,7 @@ func (s *Store) encode(ctx context.Context, schema *arrow.Schema, recs array.Rec
 			if skipIncompressible {
 				uncompressed = incompressibleColumns(schema, rec)
 			}
-			fw, failed = pqarrow.NewFileWriter(schema, sink, s.writerProps(bytesPerRow, uncompressed), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
+			fw, failed = pqarrow.NewFileWriter(schema, sink, s.writerProps(bytesPerRow, uncompressed, wideColumns(schema, rec)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(s.mem)))
 			if failed != nil {
 				failed = fmt.Errorf("%w: %w", ErrBadSchema, failed)
 				break
