@@ -14,7 +14,6 @@ import (
 
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/client"
-	"github.com/weftdata/weft/internal/offheap"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -58,7 +57,7 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		// nothing can hold on to their bytes: tables copies what it keeps.
 		// They stay on the heap for a batch check (Parts.AppendCheck),
 		// which may keep values that alias them (arrow's strings do).
-		bodies := offheap.New(s.mem, 0)
+		bodies := s.tables.WriteAllocator()
 		r, err := newPutStream(&deadlineStream{FlightService_DoPutServer: stream, ctx: putCtx}, s.mem, ipc.WithAllocator(s.mem))
 		if err != nil {
 			return putStreamError(err)

@@ -98,6 +98,12 @@ func New(v *versions.Store, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// WriteAllocator is the allocator of the write path's large buffers, off
+// the Go heap (internal/offheap): the Parquet writer's, and what a caller
+// may allocate the batches it appends from when nothing keeps their
+// values past their release (flight's DoPut, for its message bodies).
+func (s *Store) WriteAllocator() *offheap.Allocator { return s.writeMem }
+
 // Versions is the history store the tables live in.
 func (s *Store) Versions() *versions.Store { return s.v }
 

@@ -340,7 +340,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("cannot listen on --addr %s: %v", cfg.addr, err)
 	}
 	lis = ms.start(log, svc.Ping, lis)
-	limit := memoryLimit(cfg)
+	limit := memoryLimit(cfg, t)
 	if len(cfg.flight.Advertise) > 0 {
 		log.Info("advertising", "locations", strings.Join(cfg.flight.Advertise, ","))
 	}
@@ -383,8 +383,10 @@ func (cfg serveConfig) budget() (*membudget.Budget, error) {
 }
 
 // memoryLimit sets the Go runtime's soft memory limit to the budget
-// unless $GOMEMLIMIT is set, and returns the limit in force, for the log.
-func memoryLimit(cfg serveConfig) string {
+// unless $GOMEMLIMIT is set, and returns the limit in force, for the log;
+// while t's write path maps memory off the heap, the runtime's limit is
+// lowered by as much.
+func memoryLimit(cfg serveConfig, t *tables.Store) string {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		return v + " ($GOMEMLIMIT)"
 	}
@@ -393,5 +395,9 @@ func memoryLimit(cfg serveConfig) string {
 	// limit, so that RSS stays under it when the budget is full.
 	limit := cfg.limit() - runtimeSlack
 	debug.SetMemoryLimit(limit)
+	// What the write path maps off the heap (a put's row group and
+	// message bodies) the runtime does not count: its heap must leave
+	// room for it, or heap and mappings together pass the limit.
+	t.WriteAllocator().Watch(func(mapped int64) { debug.SetMemoryLimit(max(limit-mapped, limit/2)) })
 	return formatBytes(limit)
 }

@@ -22,6 +22,10 @@ type Allocator struct {
 		maps map[uintptr]int // mapped buffers: first byte → mapped length
 	}
 	mapped atomic.Int64
+	watch  struct {
+		sync.Mutex
+		f func(mapped int64)
+	}
 }
 
 var _ memory.Allocator = (*Allocator)(nil)
@@ -45,6 +49,29 @@ func New(base memory.Allocator, min int) *Allocator {
 // freed, rounded up to pages).
 func (a *Allocator) Mapped() int64 { return a.mapped.Load() }
 
+// Watch calls f with Mapped after every change of it (a buffer mapped,
+// grown or unmapped), one call at a time, and once now; f must be quick.
+// The Go runtime does not count mapped memory: flightd lowers its soft
+// memory limit by it (runtime/debug.SetMemoryLimit), so that the heap
+// leaves room for what is mapped. Watch replaces an earlier f; nil stops.
+func (a *Allocator) Watch(f func(mapped int64)) {
+	a.watch.Lock()
+	defer a.watch.Unlock()
+	a.watch.f = f
+	if f != nil {
+		f(a.mapped.Load())
+	}
+}
+
+// changed tells the watcher, if any, the current Mapped.
+func (a *Allocator) changed() {
+	a.watch.Lock()
+	defer a.watch.Unlock()
+	if a.watch.f != nil {
+		a.watch.f(a.mapped.Load())
+	}
+}
+
 func (a *Allocator) Allocate(size int) []byte {
 	if size < a.min || !supported {
 		return a.base.Allocate(size)
@@ -54,6 +81,7 @@ func (a *Allocator) Allocate(size int) []byte {
 		return a.base.Allocate(size) // out of mappings: the heap may still have room
 	}
 	a.track(b)
+	a.changed()
 	return b[:size]
 }
 
@@ -81,6 +109,7 @@ func (a *Allocator) Reallocate(size int, b []byte) []byte {
 		return hb
 	}
 	a.track(nb)
+	a.changed()
 	return nb[:size]
 }
 
@@ -94,6 +123,7 @@ func (a *Allocator) Free(b []byte) {
 	if err := unmapBytes(b[:cap(b)], n); err != nil {
 		panic("offheap: unmap: " + err.Error())
 	}
+	a.changed()
 }
 
 func (a *Allocator) lookup(b []byte) (int, bool) {
