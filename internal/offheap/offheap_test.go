@@ -73,3 +73,17 @@ func TestArrowBuffers(t *testing.T) {
 	wg.Wait()
 	require.Zero(t, a.Mapped())
 }
+
+// TestWatch: the watcher sees every change of Mapped, the last one 0.
+func TestWatch(t *testing.T) {
+	a := offheap.New(nil, 0)
+	var seen []int64
+	a.Watch(func(m int64) { seen = append(seen, m) })
+	b := a.Allocate(1 << 20)
+	b = a.Reallocate(4<<20, b)
+	small := a.Allocate(100)
+	a.Free(small)
+	a.Free(b)
+	a.Watch(nil)
+	require.Equal(t, []int64{0, 1 << 20, 4 << 20, 0}, seen)
+}
