@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/weftdata/weft/flight"
 	"github.com/weftdata/weft/importers"
 	"github.com/weftdata/weft/internal/membudget"
+	"github.com/weftdata/weft/internal/offheap"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/slots"
 	"github.com/weftdata/weft/tables"
@@ -82,6 +82,11 @@ const runtimeOverhead = 192 << 20
 // runtimeSlack is how far under --memory-limit the Go runtime's soft
 // memory limit is set.
 const runtimeSlack = runtimeOverhead
+
+// heapReleaseStep is how much the write path's mappings grow before the
+// heap is made to give its free memory back (offheap.HeapLimiter): about
+// a quarter of a row group.
+const heapReleaseStep = 32 << 20
 
 // minMemoryLimit is the smallest --memory-limit accepted.
 const minMemoryLimit = 2 * runtimeOverhead
@@ -394,10 +399,10 @@ func memoryLimit(cfg serveConfig, t *tables.Store) string {
 	// what the kernel has yet to take back: keep it a little under the
 	// limit, so that RSS stays under it when the budget is full.
 	limit := cfg.limit() - runtimeSlack
-	debug.SetMemoryLimit(limit)
 	// What the write path maps off the heap (a put's row group and
 	// message bodies) the runtime does not count: its heap must leave
-	// room for it, or heap and mappings together pass the limit.
-	t.WriteAllocator().Watch(func(mapped int64) { debug.SetMemoryLimit(max(limit-mapped, limit/2)) })
+	// room for it, and give back the memory it frees, or heap and
+	// mappings together pass the limit (offheap.HeapLimiter).
+	t.WriteAllocator().Watch(offheap.NewHeapLimiter(limit, heapReleaseStep).Update)
 	return formatBytes(limit)
 }
