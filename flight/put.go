@@ -44,9 +44,12 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		// receives it whole, and the codec copies its body out once) and
 		// for the row group being encoded: the
 		// encoder holds its pages (about its Arrow bytes, as noise does
-		// not compress) and, while its buffers grow, copies of them. It is
-		// leased whole, up front: puts that each held part of what they
-		// need and waited for the rest would wait for each other.
+		// not compress) in a buffer that doubles as it grows (mapped and
+		// grown in place, so only what is written takes memory:
+		// tables.Store.WriteAllocator; on the heap it cost the copies
+		// too). It is leased whole, up front: puts that each held part of
+		// what they need and waited for the rest would wait for each
+		// other.
 		lease, err := s.lease(putCtx, s.putCost(), "a DoPut (one message received and decoded, and one row group being encoded)")
 		if err != nil {
 			return err
