@@ -66,8 +66,8 @@ const memoryHeadroom = 512 << 20
 // budget, for what no lease counts: the Go runtime and binary (an idle
 // flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
 // buffers and streams' flow-control windows (64 KiB each), and the garbage
-// the collector has not reclaimed yet (a put piece's decoded body, once
-// its batch is stored). The messages being received are not in it: a
+// the collector has not reclaimed yet (a stream's batches once sent).
+// The messages being received are not in it: a
 // put leases its own (two messages: frames and decoded body), and the
 // first messages of other calls, at most --max-receiving of them, are
 // kept out of the budget besides (serveConfig.receiving). 128 MiB was not
@@ -75,8 +75,13 @@ const memoryHeadroom = 512 << 20
 // peaked 15-23 MiB over its 1 GiB limit. With receiving gated and put
 // copies cut (bench/abuse-results.md, 3 runs at load 10-13 on 2 cores) it
 // peaked at 804, 1047 and 684 MiB: the 1047 with a put running, over by
-// its garbage; so it stays 192 MiB, and even that is not always enough at
-// such load.
+// its garbage. A put now leaves next to none (its row group and message
+// bodies are mapped off the heap and unmapped when done: 0.2 bytes
+// allocated per byte put, was 6.1; 4 puts of 200 MB peak at 219 MiB, were
+// 897), and the whole scenario with puts through peaked at 844 MiB (main:
+// 914-1108 in the same series), but at load 0.7 only; the streams'
+// garbage is still the collector's. So it stays 192 MiB until runs under
+// load say otherwise.
 const runtimeOverhead = 192 << 20
 
 // runtimeSlack is how far under --memory-limit the Go runtime's soft
