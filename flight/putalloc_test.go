@@ -167,6 +167,9 @@ func BenchmarkPutAlloc(b *testing.B) {
 // message it received and of every row group it encoded. The least of 3
 // puts counts: a GC during a put empties grpc's pools, which refill.
 func TestPutAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates dozens of bytes per byte put itself")
+	}
 	c := putAllocServer(t)
 	schema, piece := putPieces(t, client.PutPieceBytes, 64<<10)
 	const pieces = 4

@@ -1,0 +1,5 @@
+//go:build !race
+
+package flight_test
+
+const raceEnabled = false
