@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/internal/offheap"
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
@@ -39,7 +41,7 @@ var putAllocSchema = arrow.NewSchema([]arrow.Field{
 
 // putAllocServer is a flightd-like server (production allocators: Go's)
 // over an fs bucket; it returns a raw Flight client to it.
-func putAllocServer(tb testing.TB) arrowflight.FlightServiceClient {
+func putAllocServer(tb testing.TB, heap *offheap.HeapLimiter) arrowflight.FlightServiceClient {
 	tb.Helper()
 	b, err := bucket.NewFS(tb.TempDir())
 	require.NoError(tb, err)
@@ -47,6 +49,10 @@ func putAllocServer(tb testing.TB) arrowflight.FlightServiceClient {
 	require.NoError(tb, err)
 	ts, err := tables.New(v, tables.DefaultOptions())
 	require.NoError(tb, err)
+	if heap != nil {
+		ts.WriteAllocator().Watch(heap.Update) // as flightd
+		tb.Cleanup(func() { ts.WriteAllocator().Watch(nil) })
+	}
 	eng, err := mix.New(ts, mix.DefaultOptions())
 	require.NoError(tb, err)
 	tb.Cleanup(eng.Close)
@@ -141,25 +147,42 @@ func allocatedBy(f func()) uint64 {
 
 // BenchmarkPutAlloc puts 200 MB (rows of 64 KiB of noise in pieces of
 // 16 MiB, as the abuse test's puts) and reports the bytes the process
-// allocated per byte put (alloc-B/B). A profile of where they go:
+// allocated per byte put (alloc-B/B); with_heap_limiter has flightd's
+// offheap.HeapLimiter (1 GiB) watch the mappings, and reports the times
+// it made the heap give memory back (releases/op) and what they cost in
+// time. A profile of where the bytes go:
 //
 //	go test -run '^$' -bench PutAlloc -benchtime 3x -memprofile mem.out ./flight/
 //	go tool pprof -sample_index=alloc_space -top flight.test mem.out
 func BenchmarkPutAlloc(b *testing.B) {
-	c := putAllocServer(b)
-	schema, piece := putPieces(b, client.PutPieceBytes, 64<<10)
-	const pieces = 13 // 208 MiB
-	put := int64(pieces * len(piece.DataBody))
-	var allocated uint64
-	i := 0
-	b.SetBytes(put)
-	for b.Loop() {
-		allocated += allocatedBy(func() {
-			require.NoError(b, putRaw(context.Background(), c, fmt.Sprintf("t%d", i), schema, piece, pieces))
+	for _, limited := range []bool{false, true} {
+		name := "plain"
+		var heap *offheap.HeapLimiter
+		if limited {
+			name = "with_heap_limiter"
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+			heap = offheap.NewHeapLimiter(1<<30-192<<20, 32<<20)
+		}
+		b.Run(name, func(b *testing.B) {
+			c := putAllocServer(b, heap)
+			schema, piece := putPieces(b, client.PutPieceBytes, 64<<10)
+			const pieces = 13 // 208 MiB
+			put := int64(pieces * len(piece.DataBody))
+			var allocated uint64
+			i := 0
+			b.SetBytes(put)
+			for b.Loop() {
+				allocated += allocatedBy(func() {
+					require.NoError(b, putRaw(context.Background(), c, fmt.Sprintf("t%d", i), schema, piece, pieces))
+				})
+				i++
+			}
+			b.ReportMetric(float64(allocated)/float64(i)/float64(put), "alloc-B/B")
+			if heap != nil {
+				b.ReportMetric(float64(heap.Releases())/float64(i), "releases/op")
+			}
 		})
-		i++
 	}
-	b.ReportMetric(float64(allocated)/float64(i)/float64(put), "alloc-B/B")
 }
 
 // TestPutAllocations: a put of 64 MiB allocates (garbage the collector
@@ -170,7 +193,7 @@ func TestPutAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates dozens of bytes per byte put itself")
 	}
-	c := putAllocServer(t)
+	c := putAllocServer(t, nil)
 	schema, piece := putPieces(t, client.PutPieceBytes, 64<<10)
 	const pieces = 4
 	put := float64(pieces * len(piece.DataBody))
