@@ -78,10 +78,9 @@ const memoryHeadroom = 512 << 20
 // its garbage. A put now leaves next to none (its row group and message
 // bodies are mapped off the heap and unmapped when done: 0.2 bytes
 // allocated per byte put, was 6.1; 4 puts of 200 MB peak at 219 MiB, were
-// 897), and the whole scenario with puts through peaked at 844 MiB (main:
-// 914-1108 in the same series), but at load 0.7 only; the streams'
-// garbage is still the collector's. So it stays 192 MiB until runs under
-// load say otherwise.
+// 897), but the whole scenario with puts through still peaked at 844
+// and 1010 MiB (main: 914-1108 in the same series, at load 1-6): the
+// streams' garbage is still the collector's. So it stays 192 MiB.
 const runtimeOverhead = 192 << 20
 
 // runtimeSlack is how far under --memory-limit the Go runtime's soft
