@@ -11,12 +11,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/slots"
 	"github.com/weftdata/weft/video"
 	"golang.org/x/sync/errgroup"
 )
@@ -249,10 +251,17 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 	}
 	host := array.NewRecordBatch(k.schema, cols, batch.NumRows())
 	defer host.Release()
+	var msg *slots.Message // the first step's host message: encoded once, to open the ring and for its slot
 	if k.host.ring == nil && k.host.plain == nil {
 		// The header goes first, so that the client knows the device
 		// columns before the first device message.
-		ok, err := k.host.open(ctx, host)
+		m, err := slots.Encode(host)
+		if err != nil {
+			return err
+		}
+		defer m.Release()
+		msg = m
+		ok, err := k.host.open(ctx, msg)
 		if err != nil {
 			return err
 		}
@@ -280,7 +289,17 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
 		return err
 	}
-	return k.host.send(ctx, run, step, host)
+	return k.host.sendEncoded(ctx, run, step, host, msg)
+}
+
+// StepAllocator (mix.StepMemory) is the memory of step's columns: the
+// host sink's (an arena in a host slot, once its ring exists), so that the
+// columns the step keeps on the host are gathered straight into their
+// slot, as on a host-slot exchange; the video window columns, which go to
+// a device slot, are not built there (their materializer builds in its own
+// memory).
+func (k *cudaSink) StepAllocator(ctx context.Context, step int64) (memory.Allocator, error) {
+	return k.host.StepAllocator(ctx, step)
 }
 
 // decode writes the step's video windows into a device slot and
