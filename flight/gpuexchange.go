@@ -20,6 +20,7 @@ import (
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/slots"
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -70,12 +71,12 @@ type deviceColumn struct {
 	offset int64 // in the slot (of the step being served)
 	// norm is the window's normalisation (nil: uint8 frames); every step
 	// and segment of the column has the first step's.
-	norm *gpu.Normalize
+	norm *pixnorm.Normalize
 }
 
-func (c deviceColumn) dtype() gpu.DType {
+func (c deviceColumn) dtype() pixnorm.DType {
 	if c.norm == nil {
-		return gpu.Uint8
+		return pixnorm.Uint8
 	}
 	return c.norm.DType
 }
@@ -458,22 +459,23 @@ func readWindows(arr arrow.Array) (*episodes.Windows, error) {
 }
 
 // gpuNormalize is a segment's normalisation as the device makes it (nil:
-// uint8 frames), or why the device cannot make it.
-func gpuNormalize(n *episodes.Normalize) (*gpu.Normalize, error) {
+// uint8 frames; the device rounds Mean and Std to float32 as the rule
+// does, and the wire carries them as float32), or why the device cannot
+// make it.
+func gpuNormalize(n *pixnorm.Normalize) (*pixnorm.Normalize, error) {
 	if n == nil {
 		return nil, nil
 	}
-	g := &gpu.Normalize{Mean: n.Mean32(), Std: n.Std32(), DType: gpu.DType(n.DType)}
-	if err := g.Validate(); err != nil {
+	if err := n.Validate(); err != nil {
 		return nil, err
 	}
-	return g, nil
+	return n, nil
 }
 
 // sameNorm says whether a and b are one normalisation (both nil: uint8).
-func sameNorm(a, b *gpu.Normalize) bool {
+func sameNorm(a, b *pixnorm.Normalize) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return *a == *b
+	return a.Equal(*b)
 }
