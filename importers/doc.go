@@ -1,7 +1,7 @@
 // Package importers turns datasets in other formats (WebDataset tar
-// shards, MosaicML Streaming MDS, Hugging Face datasets; LeRobot later)
-// into Weft tables: each import is ONE commit on a branch, covering every
-// table it writes, or nothing at all.
+// shards, MosaicML Streaming MDS, Hugging Face datasets, LeRobot v2.1 and
+// v3.0) into Weft tables: each import is ONE commit on a branch, covering
+// every table it writes, or nothing at all.
 //
 // # Parts
 //
