@@ -109,7 +109,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`, at least 384MiB): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead) and --max-receiving messages of --max-message-size, and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; the Go runtime's soft memory limit is set to the budget ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead) and --max-receiving messages of --max-message-size, and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (512MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
 	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
 	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
 	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
@@ -382,8 +382,9 @@ func (cfg serveConfig) budget() (*membudget.Budget, error) {
 	return membudget.New(membudget.Options{Total: total, MaxWait: cfg.memoryWait})
 }
 
-// memoryLimit sets the Go runtime's soft memory limit to the budget
-// unless $GOMEMLIMIT is set, and returns the limit in force, for the log.
+// memoryLimit sets the Go runtime's soft memory limit to the limit less
+// runtimeSlack unless $GOMEMLIMIT is set, and returns the limit in force,
+// for the log.
 func memoryLimit(cfg serveConfig) string {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		return v + " ($GOMEMLIMIT)"
