@@ -32,7 +32,8 @@ import (
 //     (firstMessageBytes), every later one laterMessageBytes (a DoExchange's
 //     slot releases; the other methods read no later message). grpc reads
 //     a message's length before it receives the message, and refuses one
-//     over its bound there, so an oversized message is never gathered.
+//     over its bound there (ResourceExhausted, naming the bound), so an
+//     oversized message is never gathered.
 //     grpc-go has no API for this: recvLimit sets the field of its server
 //     stream that holds the bound (TestRecvLimitHook fails if a grpc
 //     release moves it, and a call fails Internal rather than go
@@ -211,9 +212,8 @@ func (s *Service) recvCaps(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	if limit == nil {
 		return status.Errorf(codes.Internal, "%s: this flightd cannot bound the messages of its calls (its grpc's server stream has changed: see flight/recvgate.go, recvLimit); it refuses calls rather than receive them unbounded", info.FullMethod)
 	}
-	first := s.opts.firstMessageBytes()
-	*limit = first
-	return handler(srv, &cappedStream{ServerStream: ss, limit: limit, first: first, method: info.FullMethod})
+	*limit = s.opts.firstMessageBytes()
+	return handler(srv, &cappedStream{ServerStream: ss, limit: limit})
 }
 
 // recvLimit returns the bound of the messages grpc receives on ss (grpc's
@@ -238,47 +238,20 @@ func recvLimit(ss grpc.ServerStream) *int {
 }
 
 // cappedStream lowers its bound to laterMessageBytes once the first
-// message is in, and words grpc's refusal of a message over its bound.
+// message is in. grpc answers a message over the bound itself, before
+// RecvMsg returns (ResourceExhausted, "grpc: received message larger than
+// max (SIZE vs. BOUND)"); the handler's error comes too late to word it.
 type cappedStream struct {
 	grpc.ServerStream
-	limit  *int
-	first  int
-	method string
-	later  bool // the first message is in
+	limit *int
+	later bool // the first message is in
 }
 
 func (s *cappedStream) RecvMsg(m any) error {
 	err := s.ServerStream.RecvMsg(m)
-	wasLater := s.later
 	if !s.later {
 		s.later = true
 		*s.limit = laterMessageBytes
 	}
-	if err == nil {
-		return nil
-	}
-	st, ok := status.FromError(err)
-	if !ok || st.Code() != codes.ResourceExhausted || !strings.HasPrefix(st.Message(), "grpc: received message larger than max") {
-		return err
-	}
-	var size, limit int
-	if _, serr := fmt.Sscanf(st.Message(), "grpc: received message larger than max (%d vs. %d)", &size, &limit); serr != nil {
-		return err
-	}
-	method := s.method[strings.LastIndexByte(s.method, '/')+1:]
-	name := "request"
-	if pm, ok := m.(proto.Message); ok {
-		name = string(pm.ProtoReflect().Descriptor().Name())
-	}
-	if wasLater {
-		return tooLargeError{msg: fmt.Sprintf("%s: a message after the call's first (a %s) is %d bytes, over the server's limit of %d bytes for one (a slot release is a few dozen); send only slot releases after the first message", method, name, size, limit)}
-	}
-	what := fmt.Sprintf("the request (a %s)", name)
-	switch name {
-	case "Ticket":
-		return tooLargeError{msg: fmt.Sprintf("%s: the ticket is %d bytes, longer than any ticket this server issues (%d bytes at most); pass the ticket of an endpoint of GetFlightInfo unchanged", method, size, maxTicketBytes)}
-	case "FlightData":
-		what = "the call's first message (a FlightData: its flight_descriptor, app_metadata and the rest)"
-	}
-	return tooLargeError{msg: fmt.Sprintf("%s: %s is %d bytes, over the server's limit of %d bytes for one command (--max-command-size, plus %d for the rest of the message); send a smaller one", method, what, size, limit-commandSlack, commandSlack)}
+	return err
 }
