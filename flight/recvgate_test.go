@@ -10,6 +10,7 @@ import (
 	"time"
 
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -249,4 +250,29 @@ func TestRecvLimitHook(t *testing.T) {
 	e.createProject("p")
 	_, err := e.c.Branches(ctxT(t), "p")
 	require.NoError(t, err, "a call through recvCaps")
+}
+
+// TestEveryMethodIsAStream: the service registers no unary method (grpc
+// would receive a unary call's request before any interceptor runs, past
+// the receive gate and the message bounds, and the server has no unary
+// interceptors: authentication, logging and recovery are stream
+// interceptors), and serves every method of Flight's service.
+func TestEveryMethodIsAStream(t *testing.T) {
+	e := newEnv(t, bucket.NewMem(), envOpts{})
+	d := flight.ServiceDesc(e.svc)
+	require.Empty(t, d.Methods, "a unary method bypasses the stream interceptors")
+	want := map[string]bool{}
+	for _, m := range flightgen.FlightService_ServiceDesc.Methods {
+		want[m.MethodName] = true
+	}
+	for _, s := range flightgen.FlightService_ServiceDesc.Streams {
+		want[s.StreamName] = true
+	}
+	got := map[string]bool{}
+	for _, s := range d.Streams {
+		got[s.StreamName] = true
+	}
+	require.Equal(t, want, got)
+	info := e.svc.NewServer().GetServiceInfo()[d.ServiceName]
+	require.Len(t, info.Methods, len(want), "NewServer registers the service of serviceDesc")
 }
