@@ -85,13 +85,12 @@ type Options struct {
 	MaxStreams, MaxPuts int
 	QueueWait           time.Duration
 	// MaxReceiving bounds the calls (other than DoPut, which leases its
-	// messages) whose first message is being received at once, each a
-	// command of up to MaxCommandBytes (and 64 KiB for the rest of its
-	// message) before any lease counts it (recvgate.go); a call over it
-	// waits up to QueueWait, then fails with ResourceExhausted. Messages
-	// after a call's first (a DoExchange's slot releases) are refused over
-	// 64 KiB, before they are received. Keep ReceivingBytes of the
-	// process's memory out of the Budget.
+	// messages) whose first message is being received at once, each up to
+	// MaxRecvMessageBytes before any lease counts it (recvgate.go); a call
+	// over it waits up to QueueWait, then fails with ResourceExhausted.
+	// Messages after a call's first (a DoExchange's slot releases) are
+	// refused over 64 KiB, before they are received. Keep ReceivingBytes
+	// of the process's memory out of the Budget.
 	MaxReceiving int
 	// MaxConnections bounds the client connections served at once (Serve
 	// closes the ones accepted over it; LimitListener); MaxConnStreams the

@@ -26,23 +26,22 @@ import (
 // DoPut's batches), none per method or per message. Three things keep the
 // buffers of messages that no lease counts bounded:
 //
-//   - recvCaps, the first stream interceptor, sets grpc's bound of each
+//   - recvCaps, the first stream interceptor, lowers grpc's bound of each
 //     call other than a DoPut (a DoPut leases its messages, putCost) to
-//     what its messages may be: the first one a command
-//     (firstMessageBytes), every later one laterMessageBytes (a DoExchange's
-//     slot releases; the other methods read no later message). grpc reads
-//     a message's length before it receives the message, and refuses one
-//     over its bound there (ResourceExhausted, naming the bound), so an
-//     oversized message is never gathered.
-//     grpc-go has no API for this: recvLimit sets the field of its server
-//     stream that holds the bound (TestRecvLimitHook fails if a grpc
-//     release moves it, and a call fails Internal rather than go
-//     unbounded);
+//     laterMessageBytes once its first message is in: a DoExchange's slot
+//     releases are tiny, and the other methods read no later message.
+//     grpc reads a message's length before it receives the message, and
+//     refuses one over its bound there (ResourceExhausted, naming the
+//     bound), so an oversized later message is never gathered. grpc-go
+//     has no API for this: recvLimit sets the field of its server stream
+//     that holds the bound (TestLaterMessages fails if a grpc release
+//     moves it, and a call then fails Internal rather than go unbounded).
+//     A first message keeps MaxRecvMessageBytes: the codec refuses an
+//     oversized command with InvalidArgument, naming its flag;
 //   - every method is served as a stream (Flight's three unary methods
 //     too: on the wire a unary call is a stream of one message each way),
 //     so that a call's first message is received by its handler, after
-//     the interceptors have authenticated the caller and set its bound,
-//     and not before them, as grpc does for a unary method;
+//     the interceptors have authenticated the caller, and not before them, as grpc does for a unary method;
 //   - the receive gate admits at most Options.MaxReceiving calls at once
 //     to the receiving of their first message; a call over it waits up to
 //     QueueWait, then fails with ResourceExhausted. Until then grpc holds
@@ -51,8 +50,8 @@ import (
 //     (up to 16 MiB a stream).
 //
 // So the messages being received take at most MaxReceiving first messages
-// and MaxStreams later ones (Options.ReceivingBytes), which Budget does
-// not count: keep that much of the process's memory out of it (cmd/flightd
+// of MaxRecvMessageBytes and MaxStreams later ones of laterMessageBytes
+// (Options.ReceivingBytes), which Budget does not count: keep that much of the process's memory out of it (cmd/flightd
 // does). The windows of calls not reading (waiting at the gate, or sent
 // more than their handler reads) are bounded by the connections and the
 // streams a connection may open (MaxConnections, MaxConnStreams).
@@ -63,15 +62,12 @@ import (
 // hundred columns fits too.
 const laterMessageBytes = 64 << 10
 
-// firstMessageBytes is the largest first message of a call other than a
-// DoPut: a command (MaxCommandBytes) and the rest of its message.
-func (o Options) firstMessageBytes() int { return o.MaxCommandBytes + commandSlack }
-
 // ReceivingBytes is what the messages being received may hold that no
-// lease counts: MaxReceiving first messages (a command each) and a later
-// message of each of MaxStreams exchanges. Keep it out of the Budget.
+// lease counts: MaxReceiving first messages of MaxRecvMessageBytes and a
+// later message of each of MaxStreams exchanges. Keep it out of the
+// Budget.
 func (o Options) ReceivingBytes() int64 {
-	return int64(o.MaxReceiving)*int64(o.firstMessageBytes()) + int64(o.MaxStreams)*laterMessageBytes
+	return int64(o.MaxReceiving)*int64(o.MaxRecvMessageBytes) + int64(o.MaxStreams)*laterMessageBytes
 }
 
 // recvWindowBytes is the server's flow-control window of each stream: what
@@ -212,7 +208,6 @@ func (s *Service) recvCaps(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	if limit == nil {
 		return status.Errorf(codes.Internal, "%s: this flightd cannot bound the messages of its calls (its grpc's server stream has changed: see flight/recvgate.go, recvLimit); it refuses calls rather than receive them unbounded", info.FullMethod)
 	}
-	*limit = s.opts.firstMessageBytes()
 	return handler(srv, &cappedStream{ServerStream: ss, limit: limit})
 }
 
