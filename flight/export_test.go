@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/grpc"
 
 	"github.com/weftdata/weft/slots"
 )
@@ -49,3 +50,6 @@ func SlotSteps(s *Service) (gathered, copied, recopied int64) {
 
 // RecvWindowBytes is the server's flow-control window of each stream.
 const RecvWindowBytes = recvWindowBytes
+
+// ServiceDesc is the service s registers (every method a stream).
+func ServiceDesc(s *Service) *grpc.ServiceDesc { return s.serviceDesc() }

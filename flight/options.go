@@ -86,11 +86,22 @@ type Options struct {
 	QueueWait           time.Duration
 	// MaxReceiving bounds the calls (other than DoPut, which leases its
 	// messages) whose first message is being received at once, each up to
-	// MaxRecvMessageBytes before any lease counts it (recvgate.go); a
-	// call over it waits up to QueueWait, then fails with
-	// ResourceExhausted. Keep MaxReceiving times MaxRecvMessageBytes of
-	// the process's memory out of the Budget.
+	// MaxRecvMessageBytes before any lease counts it (recvgate.go); a call
+	// over it waits up to QueueWait, then fails with ResourceExhausted.
+	// Messages after a call's first (a DoExchange's slot releases) are
+	// refused over 64 KiB, before they are received. Keep ReceivingBytes
+	// of the process's memory out of the Budget.
 	MaxReceiving int
+	// MaxConnections bounds the client connections served at once (Serve
+	// closes the ones accepted over it; LimitListener); MaxConnStreams the
+	// calls open at once on one connection (grpc refuses more); and
+	// ConnTimeout how long a new connection may take to set up (its TLS
+	// and HTTP/2 handshakes: a client that sends nothing is closed then).
+	// Each connection may hold grpc's buffers (about 100 KiB) and a
+	// flow-control window (RecvWindowBytes, 1 MiB) of each of its calls
+	// that no lease counts (conns.go): keep that out of the Budget too.
+	MaxConnections, MaxConnStreams int
+	ConnTimeout                    time.Duration
 	// ReceiveTimeout bounds how long an admitted call's first message may
 	// take to arrive (it holds one of MaxReceiving places meanwhile); the
 	// call then fails with DeadlineExceeded. Keep it under QueueWait.
@@ -123,7 +134,7 @@ type Options struct {
 // grace, 1 h put timeout; limits: 4 MiB commands, world_size 4096, 16 MiB
 // replies, 256 MiB steps, 10,000 list entries, 256 streams, 16 puts and
 // 2 first messages being received at once with 10 s of waiting for a
-// slot.
+// slot; 512 connections of at most 128 calls each, 10 s to set one up.
 func DefaultOptions() Options {
 	return Options{
 		MaxCommandBytes:     4 << 20,
@@ -134,6 +145,9 @@ func DefaultOptions() Options {
 		MaxStreams:          256,
 		MaxPuts:             16,
 		MaxReceiving:        2,
+		MaxConnections:      512,
+		MaxConnStreams:      128,
+		ConnTimeout:         10 * time.Second,
 		ReceiveTimeout:      5 * time.Second,
 		QueueWait:           10 * time.Second,
 		StreamSteps:         6,
@@ -175,6 +189,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: MaxWorldSize (%d), MaxListEntries (%d), MaxStreams (%d), MaxPuts (%d) and MaxReceiving (%d) must be at least 1", o.MaxWorldSize, o.MaxListEntries, o.MaxStreams, o.MaxPuts, o.MaxReceiving)
 	case o.MaxStepBytes < 1 || o.PutBufferBytes < 0 || o.StreamSteps < 1 || o.StreamBlocks < 0 || o.QueueWait < 0:
 		return fmt.Errorf("flight options: MaxStepBytes (%d) and StreamSteps (%d) must be positive; PutBufferBytes, StreamBlocks and QueueWait 0 or more", o.MaxStepBytes, o.StreamSteps)
+	case o.MaxConnections < 1 || o.MaxConnStreams < 1 || o.ConnTimeout <= 0:
+		return fmt.Errorf("flight options: MaxConnections (%d), MaxConnStreams (%d) and ConnTimeout (%s) must be positive", o.MaxConnections, o.MaxConnStreams, o.ConnTimeout)
 	case o.PutTimeout <= 0:
 		return fmt.Errorf("flight options: PutTimeout is %v; it must be positive (and under the gc grace period)", o.PutTimeout)
 	}

@@ -65,12 +65,20 @@ const memoryHeadroom = 512 << 20
 // runtimeOverhead is the part of --memory-limit kept out of the memory
 // budget, for what no lease counts: the Go runtime and binary (an idle
 // flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
-// buffers and streams' flow-control windows (64 KiB each), and the garbage
-// the collector has not reclaimed yet (a put piece's decoded body, once
-// its batch is stored). The messages being received are not in it: a
-// put leases its own (two messages: frames and decoded body), and the
-// first messages of other calls, at most --max-receiving of them, are
-// kept out of the budget besides (serveConfig.receiving). 128 MiB was not
+// buffers (about 100 KiB a connection, at most --max-connections of them)
+// and the data in streams' flow-control windows (1 MiB each at most, data
+// a client sent that its handler has not read: with honest clients, next
+// to nothing; a hostile one can fill --max-conn-streams windows on each of
+// --max-connections connections, which this does not cover: lower those
+// flags on a server open to untrusted clients), and the garbage the
+// collector has not reclaimed yet (a put piece's decoded body, once its
+// batch is stored). The messages being received are not in it: a put
+// leases its own (two messages: frames and decoded body), and those of
+// other calls (--max-receiving first messages of --max-message-size, and
+// a 64 KiB later message, a slot release, of each of --max-streams
+// exchanges; flight's
+// Options.ReceivingBytes) are kept out of the budget besides
+// (serveConfig.receiving). 128 MiB was not
 // enough: under full CI load (the collector starved of CPU) the abuse test
 // peaked 15-23 MiB over its 1 GiB limit. With receiving gated and put
 // copies cut (bench/abuse-results.md, 3 runs at load 10-13 on 2 cores) it
@@ -109,7 +117,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead) and --max-receiving messages of --max-message-size, and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (512MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead: the runtime, connections' buffers, garbage) and the messages being received (--max-receiving messages of --max-message-size, and 64KiB for each of --max-streams), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (528MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
 	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
 	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
 	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
@@ -118,7 +126,10 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.IntVar(&cfg.flight.MaxListEntries, "max-list", cfg.flight.MaxListEntries, "most entries of one log or list_branches result (`N`)")
 	fs.IntVar(&cfg.flight.MaxStreams, "max-streams", cfg.flight.MaxStreams, "most DoGet streams (scans and rank streams) served at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
 	fs.IntVar(&cfg.flight.MaxPuts, "max-puts", cfg.flight.MaxPuts, "most DoPuts running at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
-	fs.IntVar(&cfg.flight.MaxReceiving, "max-receiving", cfg.flight.MaxReceiving, "most calls receiving their first message at once (`N`; DoPuts excepted, they lease theirs): each may take --max-message-size, kept out of the --memory-limit budget; more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.IntVar(&cfg.flight.MaxReceiving, "max-receiving", cfg.flight.MaxReceiving, "most calls receiving their first message at once (`N`; DoPuts excepted, they lease theirs): each may take --max-message-size (a call's later messages, a DoExchange's slot releases, are refused over 64KiB before they are received), kept out of the --memory-limit budget; more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.IntVar(&cfg.flight.MaxConnections, "max-connections", cfg.flight.MaxConnections, "most client connections served at once (`N`): one over it is closed as it is accepted. Each costs about 100KiB of gRPC buffers, plus up to 1MiB of flow-control window for each of its calls whose sent data is not read yet; that memory is not in the --memory-limit budget but in its 192MiB runtime overhead, which covers honest clients only: lower this and --max-conn-streams where clients are not trusted")
+	fs.IntVar(&cfg.flight.MaxConnStreams, "max-conn-streams", cfg.flight.MaxConnStreams, "most calls open at once on one connection (`N`, HTTP/2 MAX_CONCURRENT_STREAMS): clients queue more; each may hold a 1MiB flow-control window (see --max-connections)")
+	fs.DurationVar(&cfg.flight.ConnTimeout, "conn-timeout", cfg.flight.ConnTimeout, "how long a new connection may take to complete its TLS and HTTP/2 handshakes (`DURATION`); one that has not is closed, and its --max-connections place freed")
 	fs.DurationVar(&cfg.flight.ReceiveTimeout, "receive-timeout", cfg.flight.ReceiveTimeout, "how long an admitted call's first message may take to arrive (`DURATION`; it holds one of --max-receiving places meanwhile): a slower call fails with DEADLINE_EXCEEDED; keep it under --queue-wait")
 	fs.DurationVar(&cfg.flight.QueueWait, "queue-wait", cfg.flight.QueueWait, "how long a stream or put waits for a place under --max-streams or --max-puts (`DURATION`)")
 	fs.IntVar(&cfg.mix.Prefetch, "mix-prefetch", cfg.mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
@@ -362,10 +373,11 @@ func (cfg serveConfig) limit() int64 {
 }
 
 // receiving is the memory of the messages being received that no lease
-// counts: --max-receiving first messages of --max-message-size (flight's
-// recvgate.go).
+// counts: --max-receiving first messages of --max-message-size and a
+// later message (a slot release, 64 KiB at most) of each of --max-streams
+// exchanges (flight's recvgate.go).
 func (cfg serveConfig) receiving() int64 {
-	return int64(cfg.flight.MaxReceiving) * int64(cfg.flight.MaxRecvMessageBytes)
+	return cfg.flight.ReceivingBytes()
 }
 
 // budget builds the process's memory budget: the limit minus the runtime
@@ -377,7 +389,7 @@ func (cfg serveConfig) budget() (*membudget.Budget, error) {
 	}
 	total := limit - runtimeOverhead - cfg.receiving()
 	if total < runtimeOverhead {
-		return nil, fmt.Errorf("--memory-limit %s leaves a budget of %s: %s is runtime overhead and %s the messages being received (--max-receiving %d of --max-message-size %s); raise --memory-limit or lower those", formatBytes(limit), formatBytes(max(total, 0)), formatBytes(runtimeOverhead), formatBytes(cfg.receiving()), cfg.flight.MaxReceiving, formatBytes(int64(cfg.flight.MaxRecvMessageBytes)))
+		return nil, fmt.Errorf("--memory-limit %s leaves a budget of %s: %s is runtime overhead and %s the messages being received (--max-receiving %d messages of --max-message-size %s, and a 64KiB slot release of each of --max-streams exchanges); raise --memory-limit or lower those", formatBytes(limit), formatBytes(max(total, 0)), formatBytes(runtimeOverhead), formatBytes(cfg.receiving()), cfg.flight.MaxReceiving, formatBytes(int64(cfg.flight.MaxRecvMessageBytes)))
 	}
 	return membudget.New(membudget.Options{Total: total, MaxWait: cfg.memoryWait})
 }
