@@ -334,7 +334,7 @@ func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBat
 	err = func() error {
 		for i, c := range cols {
 			if err := k.decodeColumn(ctx, u, c, wins[i]); err != nil {
-				return fmt.Errorf("column %s: %w", c.name, err)
+				return fmt.Errorf("step %d column %s: %w", step, c.name, err)
 			}
 			d, err := k.ring.Publish(u, c.offset, []int{rows, c.t, c.h, c.w, 3}, c.dtype())
 			if err != nil {
@@ -434,16 +434,44 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		}
 		cfg, err := video.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
 		if err != nil {
-			return errors.Join(err, g.Wait())
+			// the first step's check sends such a column to the host path; a later step does too
+			return errors.Join(fmt.Errorf("%w: segment %d: %w", ErrUnavailableDelivery, s, err), g.Wait())
 		}
 		seg := gpu.Segment{Config: cfg, Units: sg.Units, PTS: sg.UnitPTS}
 		ws, to := want[s], to[s]
 		g.Go(func() error {
 			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h, Normalize: c.norm})
-			return err
+			return decodeErr(ctx, s, err)
 		})
 	}
 	return g.Wait()
+}
+
+// decodeErr classifies the error of a segment's GPU decode. Everything
+// the GPU path refuses is ErrUnavailableDelivery (the client asks again
+// from this step on the host path and decodes on the CPU; docs/gpu.md,
+// "Fallbacks"): a codec, depth or size this NVDEC lacks
+// (gpu.ErrUnsupported), a stream its parser or decoder refuses or that
+// differs from its configuration, say AV1 frames that change size within
+// a sequence (gpu.ErrInvalidSegment), a failed driver call
+// (gpu.ErrDriver), no device memory for the session's scratch
+// (gpu.ErrOverLimit). gpu.ErrInvalidSegment also covers hostile framing
+// the GPU path checks itself (OBUs, NAL lengths), which the CPU path may
+// refuse too, or may not: the host path then gives exactly what a
+// delivery="flight" run gives at that step, its frames or its own error,
+// instead of a GPU-only error. Left as they are: the exchange's own end
+// (ctx, not the errgroup's: a sibling's failure cancels that one) and a
+// closed device (the server is stopping).
+func decodeErr(ctx context.Context, seg int, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return errors.Join(ctx.Err(), err)
+	case errors.Is(err, gpu.ErrClosed):
+		return err
+	}
+	return fmt.Errorf("%w: the GPU decode of segment %d failed: %w", ErrUnavailableDelivery, seg, err)
 }
 
 func (k *cudaSink) close() error { return k.host.close() }
