@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -281,6 +282,9 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 	}
 	descs, err := k.decode(ctx, step, batch)
 	if err != nil {
+		if errors.Is(err, ErrUnavailableDelivery) {
+			err = errors.Join(err, k.refuse(ctx, run))
+		}
 		return err
 	}
 	meta, err := json.Marshal(StepDevice{Run: string(run), Step: step, Device: descs})
@@ -291,6 +295,31 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 		return err
 	}
 	return k.host.sendEncoded(ctx, run, step, host, msg)
+}
+
+// refuse ends the exchange's steps before a step it cannot serve in
+// device slots (ErrUnavailableDelivery, which the caller then returns:
+// the client asks again from that step with "shm"). The earlier steps'
+// messages may still be on their way, and their device slots (and host
+// slots) must outlive the client's opening them: so the end message goes
+// first, as after a run's last step, and the call ends (freeing the rings)
+// only once the client has ended its side, which it does on reading that
+// message, after every step before it (or when ctx ends, or after
+// exchangeEndWait).
+func (k *cudaSink) refuse(ctx context.Context, run mix.RunID) error {
+	meta, err := json.Marshal(client.ExchangeEnd{Run: string(run), End: true})
+	if err != nil {
+		return err
+	}
+	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
+		return nil // the client is gone: nothing to wait for; the refusal is the error
+	}
+	select {
+	case <-k.x.done:
+	case <-ctx.Done():
+	case <-time.After(exchangeEndWait):
+	}
+	return nil
 }
 
 // StepAllocator (mix.StepMemory) is the memory of step's columns: the
