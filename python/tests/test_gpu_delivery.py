@@ -59,6 +59,26 @@ def test_cuda_ipc_needs_cuda_device():
     assert select_delivery("cuda-ipc", "cpu", fake_device_slots=True, ipc_unavailable=NO_CUDART) == ("cuda-ipc", None)
 
 
+REFUSAL = ("DoExchange: send step 7: step 7 column cam: failed precondition: cuda-ipc delivery cannot serve this "
+           "step: the GPU decode of segment 1 failed: gpu: segment invalid argument: the stream is 32x32")
+
+
+@pytest.mark.parametrize("err,want", [
+    # how pyarrow words FAILED_PRECONDITION
+    (pa.ArrowInvalid(f"gRPC returned precondition failed error, with message: {REFUSAL}. gRPC client debug "
+                     "context: UNKNOWN:Error received from peer. Client context: OK"), REFUSAL),
+    (pa.ArrowException(f"Flight returned failed precondition error, with message: {REFUSAL}"), REFUSAL),
+    # another FAILED_PRECONDITION (a stale release) is not a refusal, nor another code with the words
+    (pa.ArrowInvalid("gRPC returned precondition failed error, with message: DoExchange: slot 1 generation 2 "
+                     "is not held"), None),
+    (pa.ArrowInvalid(f"Flight returned invalid argument error, with message: {REFUSAL}"), None),
+    (pa.ArrowInvalid(REFUSAL), None),
+])
+def test_cuda_ipc_refusal(err, want):
+    from weft._torch import cuda_ipc_refusal
+    assert cuda_ipc_refusal(err) == want
+
+
 def test_cuda_ipc_unavailable_says_why():
     from weft._device import cuda_ipc_unavailable
     why = cuda_ipc_unavailable()
