@@ -86,7 +86,13 @@ func TestCallCount(t *testing.T) {
 			require.NoError(t, err)
 			_, err = s.Recv()
 			require.NoError(t, err)
-			require.Positive(t, flight.OpenCalls(e.svc), "an open stream is counted")
+			cancel()
+		}},
+		{"client cancel, waiting", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(ctxT(t))
+			_, err := anon.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, flightSvc+"DoExchange")
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return flight.OpenCalls(e.svc) == 1 }, 10*time.Second, time.Millisecond, "an open call is counted")
 			cancel()
 		}},
 		{"reset", func(t *testing.T) {
