@@ -45,16 +45,17 @@ import (
 //   - the receive gate admits at most Options.MaxReceiving calls at once
 //     to the receiving of their first message; a call over it waits up to
 //     QueueWait, then fails with ResourceExhausted. Until then grpc holds
-//     at most one flow-control window of the call (recvWindowBytes): the
-//     server's windows are fixed, not grown by grpc's bandwidth estimate
-//     (up to 16 MiB a stream).
+//     at most one flow-control window of the call (StreamWindowBytes):
+//     the server's windows are fixed, not grown by grpc's bandwidth
+//     estimate (up to 16 MiB a stream).
 //
 // So the messages being received take at most MaxReceiving first messages
-// of MaxRecvMessageBytes and MaxStreams later ones of laterMessageBytes
-// (Options.ReceivingBytes), which Budget does not count: keep that much of the process's memory out of it (cmd/flightd
-// does). The windows of calls not reading (waiting at the gate, or sent
-// more than their handler reads) are bounded by the connections and the
-// streams a connection may open (MaxConnections, MaxConnStreams).
+// of MaxRecvMessageBytes and MaxStreams later ones of laterMessageBytes;
+// and the windows of calls not reading (waiting at the gate, or sent more
+// than their handler reads) at most MaxCalls windows (conns.go, the call
+// limit), on at most MaxConnections connections' buffers. The Budget does
+// not count them: Options.ReceivingBytes is their sum, which the process
+// keeps out of it (cmd/flightd does).
 
 // laterMessageBytes is the largest message after a call's first, on every
 // method but DoPut: a slot release is a JSON object of a few dozen bytes
@@ -62,21 +63,23 @@ import (
 // hundred columns fits too.
 const laterMessageBytes = 64 << 10
 
-// ReceivingBytes is what the messages being received may hold that no
-// lease counts: MaxReceiving first messages of MaxRecvMessageBytes and a
-// later message of each of MaxStreams exchanges. Keep it out of the
-// Budget.
+// ReceivingBytes is what the network's input may hold that no lease
+// counts: MaxReceiving first messages of MaxRecvMessageBytes, a later
+// message of each of MaxStreams exchanges, a flow-control window
+// (StreamWindowBytes) of each of MaxCalls open calls, and grpc's buffers
+// of MaxConnections connections (connBytes). The windows and the messages
+// are counted apart: a call reading a message larger than its window has
+// the message let in on top of the window. Keep it out of the Budget.
 func (o Options) ReceivingBytes() int64 {
-	return int64(o.MaxReceiving)*int64(o.MaxRecvMessageBytes) + int64(o.MaxStreams)*laterMessageBytes
+	return int64(o.MaxReceiving)*int64(o.MaxRecvMessageBytes) +
+		int64(o.MaxStreams)*laterMessageBytes +
+		int64(o.MaxCalls)*int64(o.StreamWindowBytes) +
+		int64(o.MaxConnections)*connBytes
 }
 
-// recvWindowBytes is the server's flow-control window of each stream: what
-// grpc buffers of a call whose handler is not reading (grpc grows it to a
-// whole message while a handler reads one). It also caps what a client
-// sends a stream per round trip: 1 MiB keeps a DoPut at ~1 GB/s over a
-// 1 ms link (64 KiB would cap it at ~64 MB/s); the connection's window
-// bounds the streams of a connection together.
-const recvWindowBytes = 1 << 20
+// minStreamWindowBytes is grpc's smallest stream window (HTTP/2's
+// default): grpc ignores a smaller one.
+const minStreamWindowBytes = 64 << 10
 
 // recvConnWindowBytes is each connection's window: grpc acknowledges a
 // connection's bytes as they arrive, so it bounds nothing held, only the
@@ -95,7 +98,7 @@ type recvGate struct {
 func (s *Service) gateOptions() []grpc.ServerOption {
 	g := &recvGate{sem: semaphore.NewWeighted(int64(s.opts.MaxReceiving)), s: s}
 	return []grpc.ServerOption{
-		grpc.InitialWindowSize(recvWindowBytes),
+		grpc.InitialWindowSize(int32(s.opts.StreamWindowBytes)),
 		grpc.InitialConnWindowSize(recvConnWindowBytes),
 		grpc.ChainStreamInterceptor(g.stream),
 	}

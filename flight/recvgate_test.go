@@ -71,7 +71,7 @@ func TestReceiveGate(t *testing.T) {
 		// stream windows are what it holds), and room for the garbage of the
 		// normal client's calls and the race detector's (observed: +101 MiB
 		// under -race on 2 loaded cores, with messages of 8 MiB).
-		{"gated", receiving, receiving*msgSize + hostile*flight.RecvWindowBytes + 64<<20},
+		{"gated", receiving, receiving*msgSize + hostile*uint64(flight.DefaultOptions().StreamWindowBytes) + 64<<20},
 		{"ungated", hostile * 2, 0}, // the same calls without the gate, for the log
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,7 @@ type Service struct {
 	opts        Options
 	budget      *membudget.Budget // nil: unlimited
 	lim         *limiter          // limits.go
+	calls       *callLimit        // conns.go
 	mem         memory.Allocator
 	log         *slog.Logger
 	// beforeCall, when set (tests only), runs at the start of DoAction,
@@ -124,6 +125,7 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.calls = newCallLimit(opts.MaxCalls, s.log)
 	authn := parts.Authenticator
 	if authn == nil {
 		authn = auth.Open{}

@@ -64,21 +64,13 @@ const memoryHeadroom = 512 << 20
 
 // runtimeOverhead is the part of --memory-limit kept out of the memory
 // budget, for what no lease counts: the Go runtime and binary (an idle
-// flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
-// buffers (about 100 KiB a connection, at most --max-connections of them)
-// and the data in streams' flow-control windows (1 MiB each at most, data
-// a client sent that its handler has not read: with honest clients, next
-// to nothing; a hostile one can fill --max-conn-streams windows on each of
-// --max-connections connections, which this does not cover: lower those
-// flags on a server open to untrusted clients), and the garbage the
+// flightd's RSS is about 30 MiB), goroutine stacks, and the garbage the
 // collector has not reclaimed yet (a put piece's decoded body, once its
-// batch is stored). The messages being received are not in it: a put
-// leases its own (two messages: frames and decoded body), and those of
-// other calls (--max-receiving first messages of --max-message-size, and
-// a 64 KiB later message, a slot release, of each of --max-streams
-// exchanges; flight's
-// Options.ReceivingBytes) are kept out of the budget besides
-// (serveConfig.receiving). 128 MiB was not
+// batch is stored). Received data is not in it: a put leases its own
+// messages (two: frames and decoded body), and what the others may hold
+// (messages being received, calls' flow-control windows, connections'
+// buffers; flight's Options.ReceivingBytes) is kept out of the budget
+// besides (serveConfig.receiving). 128 MiB was not
 // enough: under full CI load (the collector starved of CPU) the abuse test
 // peaked 15-23 MiB over its 1 GiB limit. With receiving gated and put
 // copies cut (bench/abuse-results.md, 3 runs at load 10-13 on 2 cores) it
@@ -117,7 +109,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead: the runtime, connections' buffers, garbage) and the messages being received (--max-receiving messages of --max-message-size, and 64KiB for each of --max-streams), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (528MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead: the runtime, garbage) and what received data may hold unleased (--max-receiving messages of --max-message-size, 64KiB for each of --max-streams, a --stream-window for each of --max-calls, 128KiB for each of --max-connections: 336MiB with the defaults), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (720MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
 	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
 	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
 	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
@@ -127,8 +119,10 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.IntVar(&cfg.flight.MaxStreams, "max-streams", cfg.flight.MaxStreams, "most DoGet streams (scans and rank streams) served at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
 	fs.IntVar(&cfg.flight.MaxPuts, "max-puts", cfg.flight.MaxPuts, "most DoPuts running at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
 	fs.IntVar(&cfg.flight.MaxReceiving, "max-receiving", cfg.flight.MaxReceiving, "most calls receiving their first message at once (`N`; DoPuts excepted, they lease theirs): each may take --max-message-size (a call's later messages, a DoExchange's slot releases, are refused over 64KiB before they are received), kept out of the --memory-limit budget; more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
-	fs.IntVar(&cfg.flight.MaxConnections, "max-connections", cfg.flight.MaxConnections, "most client connections served at once (`N`): one over it is closed as it is accepted. Each costs about 100KiB of gRPC buffers, plus up to 1MiB of flow-control window for each of its calls whose sent data is not read yet; that memory is not in the --memory-limit budget but in its 192MiB runtime overhead, which covers honest clients only: lower this and --max-conn-streams where clients are not trusted")
-	fs.IntVar(&cfg.flight.MaxConnStreams, "max-conn-streams", cfg.flight.MaxConnStreams, "most calls open at once on one connection (`N`, HTTP/2 MAX_CONCURRENT_STREAMS): clients queue more; each may hold a 1MiB flow-control window (see --max-connections)")
+	fs.IntVar(&cfg.flight.MaxConnections, "max-connections", cfg.flight.MaxConnections, "most client connections served at once (`N`): one over it is closed as it is accepted. Each may hold about 100KiB of gRPC buffers (128KiB each is kept out of the --memory-limit budget)")
+	fs.IntVar(&cfg.flight.MaxConnStreams, "max-conn-streams", cfg.flight.MaxConnStreams, "most calls open at once on one connection (`N`, HTTP/2 MAX_CONCURRENT_STREAMS): clients queue more")
+	fs.IntVar(&cfg.flight.MaxCalls, "max-calls", cfg.flight.MaxCalls, "most calls open at once on all connections (`N`; a call waiting for a place or for memory is open): one over it fails with RESOURCE_EXHAUSTED as it opens, before it is received or authenticated. Each may hold a --stream-window of data sent and not read yet, kept out of the --memory-limit budget (128MiB with the defaults); 512 is twice --max-streams: every stream slot busy and as many calls again waiting or brief")
+	sizeVar(fs, &cfg.flight.StreamWindowBytes, "stream-window", "flow-control window of each call (`SIZE`, 64KiB to 16MiB): what a call may hold of data its handler has not read (times --max-calls, kept out of the --memory-limit budget), and what a client may send a call per round trip in messages smaller than it (a put of small batches over a slow link: 256KiB per round trip; messages larger are let in whole as they are read)")
 	fs.DurationVar(&cfg.flight.ConnTimeout, "conn-timeout", cfg.flight.ConnTimeout, "how long a new connection may take to complete its TLS and HTTP/2 handshakes (`DURATION`); one that has not is closed, and its --max-connections place freed")
 	fs.DurationVar(&cfg.flight.ReceiveTimeout, "receive-timeout", cfg.flight.ReceiveTimeout, "how long an admitted call's first message may take to arrive (`DURATION`; it holds one of --max-receiving places meanwhile): a slower call fails with DEADLINE_EXCEEDED; keep it under --queue-wait")
 	fs.DurationVar(&cfg.flight.QueueWait, "queue-wait", cfg.flight.QueueWait, "how long a stream or put waits for a place under --max-streams or --max-puts (`DURATION`)")
@@ -372,16 +366,17 @@ func (cfg serveConfig) limit() int64 {
 	return cfg.mix.CacheBytes + memoryHeadroom
 }
 
-// receiving is the memory of the messages being received that no lease
-// counts: --max-receiving first messages of --max-message-size and a
-// later message (a slot release, 64 KiB at most) of each of --max-streams
-// exchanges (flight's recvgate.go).
+// receiving is the memory of received data that no lease counts:
+// --max-receiving first messages of --max-message-size, a later message
+// (a slot release, 64 KiB at most) of each of --max-streams exchanges, a
+// --stream-window of each of --max-calls calls and the buffers of
+// --max-connections connections (flight's Options.ReceivingBytes).
 func (cfg serveConfig) receiving() int64 {
 	return cfg.flight.ReceivingBytes()
 }
 
 // budget builds the process's memory budget: the limit minus the runtime
-// overhead and the messages being received.
+// overhead and what received data may hold (receiving).
 func (cfg serveConfig) budget() (*membudget.Budget, error) {
 	limit := cfg.limit()
 	if limit < minMemoryLimit {
@@ -389,7 +384,7 @@ func (cfg serveConfig) budget() (*membudget.Budget, error) {
 	}
 	total := limit - runtimeOverhead - cfg.receiving()
 	if total < runtimeOverhead {
-		return nil, fmt.Errorf("--memory-limit %s leaves a budget of %s: %s is runtime overhead and %s the messages being received (--max-receiving %d messages of --max-message-size %s, and a 64KiB slot release of each of --max-streams exchanges); raise --memory-limit or lower those", formatBytes(limit), formatBytes(max(total, 0)), formatBytes(runtimeOverhead), formatBytes(cfg.receiving()), cfg.flight.MaxReceiving, formatBytes(int64(cfg.flight.MaxRecvMessageBytes)))
+		return nil, fmt.Errorf("--memory-limit %s leaves a budget of %s: %s is runtime overhead and %s what received data may hold (--max-receiving %d messages of --max-message-size %s, a 64KiB slot release of each of --max-streams %d exchanges, a --stream-window %s of each of --max-calls %d, 128KiB of buffers of each of --max-connections %d); raise --memory-limit or lower those", formatBytes(limit), formatBytes(max(total, 0)), formatBytes(runtimeOverhead), formatBytes(cfg.receiving()), cfg.flight.MaxReceiving, formatBytes(int64(cfg.flight.MaxRecvMessageBytes)), cfg.flight.MaxStreams, formatBytes(int64(cfg.flight.StreamWindowBytes)), cfg.flight.MaxCalls, cfg.flight.MaxConnections)
 	}
 	return membudget.New(membudget.Options{Total: total, MaxWait: cfg.memoryWait})
 }
