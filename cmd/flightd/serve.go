@@ -43,7 +43,8 @@ type serveConfig struct {
 	versions   versions.Options
 	// memoryLimit bounds the process: the memory budget (membudget) is
 	// memoryLimit minus runtimeOverhead, and the Go runtime's soft memory
-	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom.
+	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom,
+	// runtimeOverhead and receiving (serveConfig.limit).
 	// $GOMEMLIMIT, when set, wins for the runtime's limit only.
 	memoryLimit int64
 	// gpu is GPU delivery's driver, device and memory limit (gpu.go).
@@ -58,9 +59,12 @@ type serveConfig struct {
 	importS3    bucket.S3Config
 }
 
-// memoryHeadroom is what the default memory limit allows beyond the block
-// cache: the blocks and batches of running streams, gRPC buffers, footers.
-const memoryHeadroom = 512 << 20
+// memoryHeadroom is what the default memory limit gives the budget beyond
+// the block cache: the blocks and batches of running streams, puts,
+// footers. The default limit is the cache, this, the runtime overhead and
+// what received data may hold (serveConfig.receiving): 1872 MiB with the
+// defaults, so that any --cache-size starts with the default flags.
+const memoryHeadroom = 320 << 20
 
 // runtimeOverhead is the part of --memory-limit kept out of the memory
 // budget, for what no lease counts: the Go runtime and binary (an idle
@@ -109,7 +113,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead: the runtime, garbage) and what received data may hold unleased (--max-receiving messages of --max-message-size, 64KiB for each of --max-streams, a --stream-window for each of --max-calls, 128KiB for each of --max-connections: 336MiB with the defaults), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (720MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead: the runtime, garbage) and what received data may hold unleased (--max-receiving messages of --max-message-size, 64KiB for each of --max-streams, a --stream-window for each of --max-calls, 128KiB for each of --max-connections: 336MiB with the defaults), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (720MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 320MiB for streams and puts plus the runtime overhead and the received data's allowance (1872MiB with the defaults)")
 	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
 	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
 	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
@@ -358,12 +362,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 // limit is the process's memory bound: --memory-limit, or the cache size
-// plus memoryHeadroom.
+// plus memoryHeadroom, the runtime overhead and receiving.
 func (cfg serveConfig) limit() int64 {
 	if cfg.memoryLimit != 0 {
 		return cfg.memoryLimit
 	}
-	return cfg.mix.CacheBytes + memoryHeadroom
+	return cfg.mix.CacheBytes + memoryHeadroom + runtimeOverhead + cfg.receiving()
 }
 
 // receiving is the memory of received data that no lease counts:
