@@ -138,7 +138,7 @@ func checkVideoSpec(t *testing.T, spec string, s VideoSpec) {
 				t.Fatalf("%s: normalize %+v", spec, *n)
 			}
 		}
-		if n.DType != DTypeFloat16 && n.DType != DTypeBFloat16 && n.DType != DTypeFloat32 {
+		if !n.DType.Normalized() {
 			t.Fatalf("%s: dtype %q", spec, n.DType)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // Limits of a spec.
@@ -19,33 +21,6 @@ const (
 	maxSize      = 16384   // H and W of a resize
 	maxTolerance = 3600.0  // seconds
 )
-
-// The dtypes of a normalised video window (VideoSpec.Normalize).
-const (
-	DTypeFloat16  = "float16"
-	DTypeBFloat16 = "bfloat16"
-	DTypeFloat32  = "float32"
-)
-
-// Normalize is a video window's normalisation: each RGB value x (uint8,
-// after the resize) becomes (float32(x)/255 - Mean[c]) / Std[c], computed
-// in IEEE float32 with Mean and Std rounded to float32 and no fused
-// multiply-add, then rounded to DType to nearest even (docs/python.md,
-// "Video windows").
-type Normalize struct {
-	Mean, Std [3]float64
-	// DType is DTypeFloat16, DTypeBFloat16 or DTypeFloat32.
-	DType string
-}
-
-// Mean32 and Std32 are the numbers the rule uses: Mean and Std rounded to
-// float32.
-func (n *Normalize) Mean32() [3]float32 { return to32(n.Mean) }
-
-// Std32: see Mean32.
-func (n *Normalize) Std32() [3]float32 { return to32(n.Std) }
-
-func to32(v [3]float64) [3]float32 { return [3]float32{float32(v[0]), float32(v[1]), float32(v[2])} }
 
 // RowsSpec is a "rows" window: the key column's values at Offsets from
 // the sample's row, within its episode.
@@ -64,8 +39,9 @@ type VideoSpec struct {
 	// Size is the [H, W] to resize decoded frames to; nil keeps them.
 	Size []int32
 	// Normalize, when set, makes the frames normalised floats of its DType
-	// instead of uint8 RGB.
-	Normalize *Normalize
+	// instead of uint8 RGB (package pixnorm's rule; Mean and Std as the
+	// spec writes them, so the canonical form keeps them).
+	Normalize *pixnorm.Normalize
 	// Pad false refuses windows that cross their episode's frame span.
 	Pad bool
 	// Tolerance bounds how far a Seconds offset's time may be from its
@@ -214,18 +190,18 @@ func ParseVideo(data []byte) (VideoSpec, error) {
 	return s, nil
 }
 
-// parseNormalize reads "normalize" and "dtype": three finite means and
-// three stds, each finite in float32 and the stds above 0 there (so the
-// division is by a positive float32), and a dtype only with normalize
-// (default float32).
-func parseNormalize(r *rawNormalize, dtype *string) (*Normalize, error) {
+// parseNormalize reads "normalize" and "dtype": three means and three
+// stds that pixnorm takes (ValidMean, ValidStd: finite in float32, the
+// stds above 0 there, so the division is by a positive float32), and a
+// dtype only with normalize (default float32).
+func parseNormalize(r *rawNormalize, dtype *string) (*pixnorm.Normalize, error) {
 	if r == nil {
 		if dtype != nil {
 			return nil, fmt.Errorf("%w: %q window: \"dtype\" applies to normalised frames only; give \"normalize\": {\"mean\": [r, g, b], \"std\": [r, g, b]} too (without it frames are uint8)", ErrBadSpec, KindVideo)
 		}
 		return nil, nil
 	}
-	n := &Normalize{DType: DTypeFloat32}
+	n := &pixnorm.Normalize{DType: pixnorm.Float32}
 	for _, f := range []struct {
 		name string
 		in   []json.Number
@@ -236,11 +212,10 @@ func parseNormalize(r *rawNormalize, dtype *string) (*Normalize, error) {
 		}
 		for c, num := range f.in {
 			v, err := strconv.ParseFloat(num.String(), 64)
-			v32 := float64(float32(v))
 			switch {
-			case err != nil || math.IsNaN(v) || math.IsInf(v32, 0):
+			case err != nil || !pixnorm.ValidMean(v):
 				return nil, fmt.Errorf("%w: %q window: \"normalize\".%s[%d] is %s; it must be a finite number (in float32's range)", ErrBadSpec, KindVideo, f.name, c, num)
-			case f.name == "std" && v32 <= 0:
+			case f.name == "std" && !pixnorm.ValidStd(v):
 				return nil, fmt.Errorf("%w: %q window: \"normalize\".std[%d] is %s; it must be above 0 (in float32)", ErrBadSpec, KindVideo, c, num)
 			}
 			if v == 0 {
@@ -250,11 +225,8 @@ func parseNormalize(r *rawNormalize, dtype *string) (*Normalize, error) {
 		}
 	}
 	if dtype != nil {
-		switch *dtype {
-		case DTypeFloat16, DTypeBFloat16, DTypeFloat32:
-			n.DType = *dtype
-		default:
-			return nil, fmt.Errorf("%w: %q window: \"dtype\" is %q; it must be %q, %q or %q", ErrBadSpec, KindVideo, *dtype, DTypeFloat16, DTypeBFloat16, DTypeFloat32)
+		if n.DType = pixnorm.DType(*dtype); !n.DType.Normalized() {
+			return nil, fmt.Errorf("%w: %q window: \"dtype\" is %q; it must be %q, %q or %q", ErrBadSpec, KindVideo, *dtype, pixnorm.Float16, pixnorm.BFloat16, pixnorm.Float32)
 		}
 	}
 	return n, nil
@@ -300,7 +272,7 @@ func (s VideoSpec) Canonical() json.RawMessage {
 		writeFloats(&b, n.Mean[:])
 		b.WriteString(`,"std":`)
 		writeFloats(&b, n.Std[:])
-		b.WriteString(`},"dtype":"` + n.DType + `"`)
+		b.WriteString(`},"dtype":"` + string(n.DType) + `"`)
 	}
 	if !s.Pad {
 		b.WriteString(`,"pad":false`)

@@ -20,6 +20,7 @@ import (
 	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // SegmentType is the Arrow type of one decode segment on the wire
@@ -119,7 +120,7 @@ func dtypeOf(s VideoSpec) string {
 	if s.Normalize == nil {
 		return "uint8"
 	}
-	return s.Normalize.DType
+	return string(s.Normalize.DType)
 }
 
 // videoComp is one component of a video window.
@@ -170,7 +171,7 @@ type segment struct {
 	x     *video.Index
 	plan  video.Plan
 	size  []int32
-	norm  *Normalize
+	norm  *pixnorm.Normalize
 	reads []*mediaRead // the media object's reads in the step, by offset
 }
 
@@ -235,7 +236,7 @@ func (p *videoStep) plan(ctx context.Context, loads *mix.Loads) error {
 	type group struct {
 		media   mediaKey
 		size    []int32
-		norm    *Normalize
+		norm    *pixnorm.Normalize
 		samples []int
 	}
 	var groups []*group
@@ -628,7 +629,7 @@ func appendSegment(b *array.StructBuilder, sg *segment) error {
 	mean.ValueBuilder().(*array.Float32Builder).AppendValues(m32[:], nil)
 	std.Append(true)
 	std.ValueBuilder().(*array.Float32Builder).AppendValues(s32[:], nil)
-	dtype.Append(sg.norm.DType)
+	dtype.Append(string(sg.norm.DType))
 	return nil
 }
 

@@ -128,7 +128,7 @@ func checkReadWindows(t testing.TB, cam arrow.Array, samples []sampleOut, segs [
 			units: got.Units, dts: got.DTS, upts: got.UnitPTS, size: got.Size}
 		if n := got.Normalize; n != nil {
 			m, s := n.Mean32(), n.Std32()
-			want.mean, want.std, want.dtype = m[:], s[:], n.DType
+			want.mean, want.std, want.dtype = m[:], s[:], string(n.DType)
 		}
 		require.Equal(t, g, want, "segment %d", k)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // Windows is a video window column (WindowType) read in place: per row
@@ -59,7 +60,7 @@ type WindowSegment struct {
 	// Normalize is the frames' normalisation (its Mean and Std hold the
 	// float32 numbers the wire carries, so Mean32 and Std32 return them
 	// exactly); nil for uint8 frames.
-	Normalize *Normalize
+	Normalize *pixnorm.Normalize
 }
 
 // OutSize is the size of the segment's frames as delivered: Size when it
@@ -75,8 +76,8 @@ func (s *WindowSegment) OutSize() (h, w int) {
 // section 5), sliced or not. An array of another layout, with a null
 // where the writer writes none (a window, a frame, a segment or any of
 // its fields but size, mean, std and dtype), with mean, std and dtype not
-// all null or all set, a dtype other than DTypeFloat32, DTypeFloat16 and
-// DTypeBFloat16, a segment whose units, dts and unit_pts differ in
+// all null or all set, a dtype that is not a normalised one
+// (pixnorm.DType.Normalized), a segment whose units, dts and unit_pts differ in
 // length, or a frame naming a segment the rows do not introduce, is
 // refused with ErrBadWindowColumn; no array makes it panic or read out of
 // range.
@@ -319,11 +320,9 @@ func (c *segmentColumns) segment(i int) (WindowSegment, error) {
 	if !set {
 		return s, nil
 	}
-	n := &Normalize{DType: c.dtype.Value(i)}
-	switch n.DType {
-	case DTypeFloat32, DTypeFloat16, DTypeBFloat16:
-	default:
-		return s, fmt.Errorf("dtype %q (%s, %s or %s)", n.DType, DTypeFloat32, DTypeFloat16, DTypeBFloat16)
+	n := &pixnorm.Normalize{DType: pixnorm.DType(c.dtype.Value(i))}
+	if !n.DType.Normalized() {
+		return s, fmt.Errorf("dtype %q (%s, %s or %s)", n.DType, pixnorm.Float32, pixnorm.Float16, pixnorm.BFloat16)
 	}
 	for _, f := range []struct {
 		l   *array.FixedSizeList

@@ -13,12 +13,13 @@ import (
 	"github.com/weftdata/weft/mix"
 	"github.com/weftdata/weft/sampler"
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // fakeSegment is a segment of a made-up media object: n samples of a
 // few bytes each, in one read, every third a keyframe, PTS two ticks
 // apart with a one-tick composition offset on every other sample.
-func fakeSegment(sha string, codec video.Codec, box []byte, w, h int, n int, size []int32, norm *Normalize) segment {
+func fakeSegment(sha string, codec video.Codec, box []byte, w, h int, n int, size []int32, norm *pixnorm.Normalize) segment {
 	x := &video.Index{Timescale: 90000, Config: video.Config{Codec: codec, Box: box, Width: w, Height: h}}
 	var file []byte
 	for i := range n {
@@ -131,7 +132,7 @@ func (f *fakeStep) check(t *testing.T, w *Windows) {
 }
 
 func fakeSteps() (a, b *fakeStep) {
-	norm := &Normalize{Mean: [3]float64{0.485, 0.456, 0.406}, Std: [3]float64{0.229, 0.224, 0.225}, DType: DTypeFloat16}
+	norm := &pixnorm.Normalize{Mean: [3]float64{0.485, 0.456, 0.406}, Std: [3]float64{0.229, 0.224, 0.225}, DType: pixnorm.Float16}
 	a = &fakeStep{
 		t:     3,
 		segOf: []int32{0, 0, 1, 2, 1},
@@ -139,7 +140,7 @@ func fakeSteps() (a, b *fakeStep) {
 		segs: []segment{
 			fakeSegment("aa", video.H264, append([]byte("\x00\x00\x00\x0cavcC"), 1, 2, 3, 4), 64, 48, 9, nil, nil),
 			fakeSegment("bb", video.HEVC, append([]byte("\x00\x00\x00\x0bhvcC"), 5, 6, 7), 640, 480, 12, []int32{32, 48}, norm),
-			fakeSegment("cc", video.AV1, []byte{9, 9}, 16, 16, 4, nil, &Normalize{Mean: [3]float64{0.5, 0.5, 0.5}, Std: [3]float64{1, 2, 3}, DType: DTypeBFloat16}),
+			fakeSegment("cc", video.AV1, []byte{9, 9}, 16, 16, 4, nil, &pixnorm.Normalize{Mean: [3]float64{0.5, 0.5, 0.5}, Std: [3]float64{1, 2, 3}, DType: pixnorm.BFloat16}),
 		},
 	}
 	b = &fakeStep{
@@ -148,7 +149,7 @@ func fakeSteps() (a, b *fakeStep) {
 		intro: []int32{0, 1, -1},
 		segs: []segment{
 			fakeSegment("dd", video.H264, append([]byte("\x00\x00\x00\x0aavcC"), 7, 7), 64, 48, 5, []int32{7, 5}, nil),
-			fakeSegment("aa", video.H264, append([]byte("\x00\x00\x00\x0aavcC"), 8, 8), 64, 48, 6, nil, &Normalize{Mean: [3]float64{0, 0, 0}, Std: [3]float64{1, 1, 1}, DType: DTypeFloat32}),
+			fakeSegment("aa", video.H264, append([]byte("\x00\x00\x00\x0aavcC"), 8, 8), 64, 48, 6, nil, &pixnorm.Normalize{Mean: [3]float64{0, 0, 0}, Std: [3]float64{1, 1, 1}, DType: pixnorm.Float32}),
 		},
 	}
 	return a, b

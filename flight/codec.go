@@ -2,7 +2,6 @@ package flight
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -25,7 +24,7 @@ import (
 // answers a codec error itself, with Internal and its own words, before
 // any interceptor or handler runs. So instead the codec empties such a
 // message and marks it with an unknown field holding the parse error, and
-// the interceptors of serverOptions answer a marked message
+// the stream interceptor of requestCodecOptions answers a marked message
 // InvalidArgument, saying what is wrong. The mark starts with random bytes
 // chosen per server, so a client cannot forge it; an empty message is all
 // a handler would see if the interceptors were left out.
@@ -61,7 +60,7 @@ const (
 // no Flight message uses.
 const markField = protowire.MaxValidNumber
 
-// requestCodecOptions returns the codec and its two interceptors as server
+// requestCodecOptions returns the codec and its interceptor as server
 // options (chained after the ones before them: a malformed request from a
 // caller without a valid token is still Unauthenticated).
 func requestCodecOptions(o Options) []grpc.ServerOption {
@@ -69,7 +68,6 @@ func requestCodecOptions(o Options) []grpc.ServerOption {
 	_, _ = rand.Read(c.nonce)
 	return []grpc.ServerOption{
 		grpc.ForceServerCodecV2(c),
-		grpc.ChainUnaryInterceptor(c.unary),
 		grpc.ChainStreamInterceptor(c.stream),
 	}
 }
@@ -494,13 +492,6 @@ func (c *requestCodec) refuse(method string, kind byte, msg string) error {
 		parseErr = parseErr[:maxErr] + "…"
 	}
 	return malformedError{msg: fmt.Sprintf("%s: the request is not a valid Flight protobuf message (%s); path elements of a FlightDescriptor and action types must be valid UTF-8 text", method, parseErr)}
-}
-
-func (c *requestCodec) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if kind, msg, bad := c.marked(req); bad {
-		return nil, c.refuse(info.FullMethod, kind, msg)
-	}
-	return handler(ctx, req)
 }
 
 func (c *requestCodec) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {

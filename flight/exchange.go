@@ -304,15 +304,14 @@ type shmSink struct {
 	fallback      string
 }
 
-// open makes the ring for steps like first and sends the stream's header
-// (the schema message with app_metadata client.SlotsHeader). ok is false
-// when no ring could be made, nothing having been sent.
-func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, err error) {
+// open makes the ring for steps like first (the first step's message,
+// whose sizes shape the ring and the arenas' header room) and sends the
+// stream's header (the schema message with app_metadata
+// client.SlotsHeader). ok is false when no ring could be made, nothing
+// having been sent.
+func (k *shmSink) open(ctx context.Context, first *slots.Message) (ok bool, err error) {
 	s := k.s
-	need, err := slots.MessageBytes(first)
-	if err != nil {
-		return false, err
-	}
+	need := first.Bytes()
 	n, b := s.ringShape(k.estimate, need)
 	ring, err := slots.NewRing(ctx, slots.Options{Dir: s.slotDir, Slots: n, SlotBytes: b, Budget: s.budget})
 	for err != nil && errors.Is(err, errdefs.ErrResourceExhausted) && n > 3 {
@@ -350,9 +349,9 @@ func (k *shmSink) open(ctx context.Context, first arrow.RecordBatch) (ok bool, e
 	k.x.mu.Lock()
 	k.x.ring = ring
 	k.x.mu.Unlock()
-	if room, err := slots.HeaderRoom(first); err == nil && ring.Slots() >= arenaMinSlots && need >= s.opts.SlotInlineBytes {
+	if ring.Slots() >= arenaMinSlots && need >= s.opts.SlotInlineBytes {
 		k.arenas.Lock()
-		k.arenas.ring, k.arenas.room = ring, room
+		k.arenas.ring, k.arenas.room = ring, first.HeaderRoom()
 		k.arenas.step = make(map[int64]*slots.Arena)
 		k.arenas.Unlock()
 	}
@@ -419,14 +418,41 @@ func (k *shmSink) sendSchema(meta []byte) error {
 }
 
 func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arrow.RecordBatch) error {
+	return k.sendEncoded(ctx, run, step, batch, nil)
+}
+
+// sendEncoded is send with batch's message encoded already (msg; nil:
+// encoded here when needed): the first step is encoded once, for the
+// ring's sizes and for its slot (cudaSink encodes it to open the ring).
+func (k *shmSink) sendEncoded(ctx context.Context, run mix.RunID, step int64, batch arrow.RecordBatch, msg *slots.Message) error {
 	if a := k.arena(step); a != nil {
 		return k.sendArena(ctx, run, step, batch, a)
 	}
 	if k.plain != nil {
 		return k.plain.send(ctx, run, step, batch)
 	}
+	var own *slots.Message // encoded here: released on return (the caller releases its msg)
+	defer func() {
+		if own != nil {
+			own.Release()
+		}
+	}()
+	encode := func() error {
+		if msg != nil {
+			return nil
+		}
+		m, err := slots.Encode(batch)
+		if err != nil {
+			return err
+		}
+		msg, own = m, m
+		return nil
+	}
 	if k.ring == nil {
-		ok, err := k.open(ctx, batch)
+		if err := encode(); err != nil {
+			return err
+		}
+		ok, err := k.open(ctx, msg)
 		if err != nil {
 			return err
 		}
@@ -438,11 +464,14 @@ func (k *shmSink) send(ctx context.Context, run mix.RunID, step int64, batch arr
 	if recordBytes(batch) < k.s.opts.SlotInlineBytes {
 		return k.sendInline(run, step, batch)
 	}
+	if err := encode(); err != nil {
+		return err
+	}
 	slot, err := k.ring.Acquire(ctx) // waits while the client holds every slot
 	if err != nil {
 		return err
 	}
-	off, n, err := slots.WriteRecordBatch(slot, batch)
+	off, n, err := msg.WriteAt(slot, 0)
 	if errors.Is(err, slots.ErrTooLarge) {
 		if err := slot.Release(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/grpc"
 
 	"github.com/weftdata/weft/slots"
 )
@@ -47,5 +48,11 @@ func SlotSteps(s *Service) (gathered, copied, recopied int64) {
 	return s.slotSteps.gathered.Load(), s.slotSteps.copied.Load(), s.slotSteps.recopied.Load()
 }
 
-// RecvWindowBytes is the server's flow-control window of each stream.
-const RecvWindowBytes = recvWindowBytes
+// OpenCalls returns the calls the Service's call limit counts as open.
+func OpenCalls(s *Service) int64 { return s.calls.open.Load() }
+
+// ConnBytes is what ReceivingBytes counts of each connection.
+const ConnBytes = connBytes
+
+// ServiceDesc is the service s registers (every method a stream).
+func ServiceDesc(s *Service) *grpc.ServiceDesc { return s.serviceDesc() }

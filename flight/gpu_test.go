@@ -95,7 +95,8 @@ func windowPTS(t *testing.T, rec arrow.RecordBatch, name string) [][]int64 {
 // column, every step's frames come in a device slot (IPC handle on a
 // slot's first use only, a new generation each use) equal to the CPU
 // path's frames, the other columns come as host slots byte-equal to the
-// plain stream's, releases come back, and the device ring is freed when
+// plain stream's (gathered straight into their host slots once the host
+// ring exists), releases come back, and the device ring is freed when
 // the exchange ends; a window with a size is resized on the device (equal
 // to gpu.ResizeRGB of the CPU path's frames); a run without video, and a
 // server without GPU, fall back to host slots and say why.
@@ -155,6 +156,7 @@ func TestExchangeCudaIPC(t *testing.T) {
 	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
 	statsBefore := d.Stats()
 	used := se.budget.Stats().Used
+	g0, c0, rc0 := flight.SlotSteps(se.svc)
 	got := 0
 	slotsSeen := map[int]string{} // device slot → its file (the fake's IPC handle)
 	gens := map[int]uint64{}
@@ -195,6 +197,13 @@ func TestExchangeCudaIPC(t *testing.T) {
 		got++
 	}
 	require.Equal(t, len(plain), got)
+	g, c, rc := flight.SlotSteps(se.svc)
+	// (Re-copied: the window columns the episodes materializers build in
+	// their own memory, x and the *_is_pad columns, as on a host-slot
+	// exchange.)
+	t.Logf("host parts gathered into their slot %d (bytes re-copied %d), copied into one %d", g-g0, rc-rc0, c-c0)
+	require.EqualValues(t, got, (g-g0)+(c-c0), "every step's host part is gathered into its slot or copied into one")
+	require.Positive(t, g-g0, "once the host ring exists, the host columns are gathered into their slots")
 	require.Len(t, slotsSeen, 2, "the ring fits the memory limit")
 	require.Greater(t, got, 2, "slots reused")
 	require.Equal(t, statsBefore.FrameCopyBytes, d.Stats().FrameCopyBytes, "no frame byte crossed to the host")

@@ -7,17 +7,21 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/episodes"
 	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/mix"
+	"github.com/weftdata/weft/slots"
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -68,12 +72,12 @@ type deviceColumn struct {
 	offset int64 // in the slot (of the step being served)
 	// norm is the window's normalisation (nil: uint8 frames); every step
 	// and segment of the column has the first step's.
-	norm *gpu.Normalize
+	norm *pixnorm.Normalize
 }
 
-func (c deviceColumn) dtype() gpu.DType {
+func (c deviceColumn) dtype() pixnorm.DType {
 	if c.norm == nil {
-		return gpu.Uint8
+		return pixnorm.Uint8
 	}
 	return c.norm.DType
 }
@@ -249,10 +253,17 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 	}
 	host := array.NewRecordBatch(k.schema, cols, batch.NumRows())
 	defer host.Release()
+	var msg *slots.Message // the first step's host message: encoded once, to open the ring and for its slot
 	if k.host.ring == nil && k.host.plain == nil {
 		// The header goes first, so that the client knows the device
 		// columns before the first device message.
-		ok, err := k.host.open(ctx, host)
+		m, err := slots.Encode(host)
+		if err != nil {
+			return err
+		}
+		defer m.Release()
+		msg = m
+		ok, err := k.host.open(ctx, msg)
 		if err != nil {
 			return err
 		}
@@ -271,6 +282,9 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 	}
 	descs, err := k.decode(ctx, step, batch)
 	if err != nil {
+		if errors.Is(err, ErrUnavailableDelivery) {
+			err = errors.Join(err, k.refuse(ctx, run))
+		}
 		return err
 	}
 	meta, err := json.Marshal(StepDevice{Run: string(run), Step: step, Device: descs})
@@ -280,7 +294,42 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
 		return err
 	}
-	return k.host.send(ctx, run, step, host)
+	return k.host.sendEncoded(ctx, run, step, host, msg)
+}
+
+// refuse ends the exchange's steps before a step it cannot serve in
+// device slots (ErrUnavailableDelivery, which the caller then returns:
+// the client asks again from that step with "shm"). The earlier steps'
+// messages may still be on their way, and their device slots (and host
+// slots) must outlive the client's opening them: so the end message goes
+// first, as after a run's last step, and the call ends (freeing the rings)
+// only once the client has ended its side, which it does on reading that
+// message, after every step before it (or when ctx ends, or after
+// exchangeEndWait).
+func (k *cudaSink) refuse(ctx context.Context, run mix.RunID) error {
+	meta, err := json.Marshal(client.ExchangeEnd{Run: string(run), End: true})
+	if err != nil {
+		return err
+	}
+	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
+		return nil // the client is gone: nothing to wait for; the refusal is the error
+	}
+	select {
+	case <-k.x.done:
+	case <-ctx.Done():
+	case <-time.After(exchangeEndWait):
+	}
+	return nil
+}
+
+// StepAllocator (mix.StepMemory) is the memory of step's columns: the
+// host sink's (an arena in a host slot, once its ring exists), so that the
+// columns the step keeps on the host are gathered straight into their
+// slot, as on a host-slot exchange; the video window columns, which go to
+// a device slot, are not built there (their materializer builds in its own
+// memory).
+func (k *cudaSink) StepAllocator(ctx context.Context, step int64) (memory.Allocator, error) {
+	return k.host.StepAllocator(ctx, step)
 }
 
 // decode writes the step's video windows into a device slot and
@@ -314,7 +363,7 @@ func (k *cudaSink) decode(ctx context.Context, step int64, batch arrow.RecordBat
 	err = func() error {
 		for i, c := range cols {
 			if err := k.decodeColumn(ctx, u, c, wins[i]); err != nil {
-				return fmt.Errorf("column %s: %w", c.name, err)
+				return fmt.Errorf("step %d column %s: %w", step, c.name, err)
 			}
 			d, err := k.ring.Publish(u, c.offset, []int{rows, c.t, c.h, c.w, 3}, c.dtype())
 			if err != nil {
@@ -414,16 +463,44 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		}
 		cfg, err := video.ConfigFromBox(sg.Codec, sg.Config, sg.Width, sg.Height)
 		if err != nil {
-			return errors.Join(err, g.Wait())
+			// the first step's check sends such a column to the host path; a later step does too
+			return errors.Join(fmt.Errorf("%w: segment %d: %w", ErrUnavailableDelivery, s, err), g.Wait())
 		}
 		seg := gpu.Segment{Config: cfg, Units: sg.Units, PTS: sg.UnitPTS}
 		ws, to := want[s], to[s]
 		g.Go(func() error {
 			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h, Normalize: c.norm})
-			return err
+			return decodeErr(ctx, s, err)
 		})
 	}
 	return g.Wait()
+}
+
+// decodeErr classifies the error of a segment's GPU decode. Everything
+// the GPU path refuses is ErrUnavailableDelivery (the client asks again
+// from this step on the host path and decodes on the CPU; docs/gpu.md,
+// "Fallbacks"): a codec, depth or size this NVDEC lacks
+// (gpu.ErrUnsupported), a stream its parser or decoder refuses or that
+// differs from its configuration, say AV1 frames that change size within
+// a sequence (gpu.ErrInvalidSegment), a failed driver call
+// (gpu.ErrDriver), no device memory for the session's scratch
+// (gpu.ErrOverLimit). gpu.ErrInvalidSegment also covers hostile framing
+// the GPU path checks itself (OBUs, NAL lengths), which the CPU path may
+// refuse too, or may not: the host path then gives exactly what a
+// delivery="flight" run gives at that step, its frames or its own error,
+// instead of a GPU-only error. Left as they are: the exchange's own end
+// (ctx, not the errgroup's: a sibling's failure cancels that one) and a
+// closed device (the server is stopping).
+func decodeErr(ctx context.Context, seg int, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return errors.Join(ctx.Err(), err)
+	case errors.Is(err, gpu.ErrClosed):
+		return err
+	}
+	return fmt.Errorf("%w: the GPU decode of segment %d failed: %w", ErrUnavailableDelivery, seg, err)
 }
 
 func (k *cudaSink) close() error { return k.host.close() }
@@ -439,22 +516,23 @@ func readWindows(arr arrow.Array) (*episodes.Windows, error) {
 }
 
 // gpuNormalize is a segment's normalisation as the device makes it (nil:
-// uint8 frames), or why the device cannot make it.
-func gpuNormalize(n *episodes.Normalize) (*gpu.Normalize, error) {
+// uint8 frames; the device rounds Mean and Std to float32 as the rule
+// does, and the wire carries them as float32), or why the device cannot
+// make it.
+func gpuNormalize(n *pixnorm.Normalize) (*pixnorm.Normalize, error) {
 	if n == nil {
 		return nil, nil
 	}
-	g := &gpu.Normalize{Mean: n.Mean32(), Std: n.Std32(), DType: gpu.DType(n.DType)}
-	if err := g.Validate(); err != nil {
+	if err := n.Validate(); err != nil {
 		return nil, err
 	}
-	return g, nil
+	return n, nil
 }
 
 // sameNorm says whether a and b are one normalisation (both nil: uint8).
-func sameNorm(a, b *gpu.Normalize) bool {
+func sameNorm(a, b *pixnorm.Normalize) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return *a == *b
+	return a.Equal(*b)
 }

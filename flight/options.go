@@ -86,11 +86,51 @@ type Options struct {
 	QueueWait           time.Duration
 	// MaxReceiving bounds the calls (other than DoPut, which leases its
 	// messages) whose first message is being received at once, each up to
-	// MaxRecvMessageBytes before any lease counts it (recvgate.go); a
-	// call over it waits up to QueueWait, then fails with
-	// ResourceExhausted. Keep MaxReceiving times MaxRecvMessageBytes of
-	// the process's memory out of the Budget.
+	// MaxRecvMessageBytes before any lease counts it (recvgate.go); a call
+	// over it waits up to QueueWait, then fails with ResourceExhausted.
+	// Messages after a call's first (a DoExchange's slot releases) are
+	// refused over 64 KiB, before they are received. Keep ReceivingBytes
+	// of the process's memory out of the Budget.
 	MaxReceiving int
+	// MaxConnections bounds the client connections served at once (Serve
+	// closes the ones accepted over it; LimitListener); MaxConnStreams the
+	// calls open at once on one connection (grpc refuses more); and
+	// ConnTimeout how long a new connection may take to set up (its TLS
+	// and HTTP/2 handshakes: a client that sends nothing is closed then).
+	// Each connection holds grpc's buffers (128 KiB counted) that no lease
+	// counts (conns.go): ReceivingBytes counts them.
+	MaxConnections, MaxConnStreams int
+	ConnTimeout                    time.Duration
+	// MaxCalls bounds the calls open at once on all connections together
+	// (every method; a call waiting at a limit, for a slot or for memory,
+	// is open): one over it is refused with ResourceExhausted as its
+	// headers arrive, before anything of it is received or authenticated
+	// (conns.go, callLimit). Each open call may hold a flow-control window
+	// (StreamWindowBytes) of data its handler has not read, which no lease
+	// counts: ReceivingBytes counts MaxCalls windows. The default, 512, is
+	// twice MaxStreams: every stream slot busy (a trainer of 64 ranks
+	// holds 128, a rank stream and a slot exchange each, and its scans
+	// more) with as many calls again waiting for one or running briefly
+	// (plans, actions, MaxPuts puts); at 256 KiB windows it keeps 128 MiB
+	// out of the budget. A hostile client is bounded by it, not by
+	// MaxConnections × MaxConnStreams windows (64 GiB at the defaults); it
+	// can still take every place for as long as its calls stay open (an
+	// unauthenticated call ends at its authentication; a waiting one
+	// after QueueWait or ReceiveTimeout).
+	MaxCalls int
+	// StreamWindowBytes is the server's flow-control window of each call
+	// (grpc's InitialWindowSize, fixed: grpc's bandwidth estimate would
+	// grow it to 16 MiB): what grpc buffers of a call whose handler is not
+	// reading, and what a client may send a call per round trip when its
+	// messages are smaller than the window. A message larger than the
+	// window is let in whole while its handler reads it (grpc opens the
+	// window by the message's size), so a DoPut of the clients' 16 MiB
+	// pieces is not slowed by a small window; one of small batches is
+	// (BenchmarkPutWindow, 1 ms round trip, 64 KiB messages: 240 MB/s at
+	// 1 MiB, 69 MB/s at 256 KiB, 24 MB/s at 64 KiB; 16 MiB pieces
+	// ~800 MB/s at all three). 64 KiB (HTTP/2's default) to 16 MiB (the
+	// connection's window).
+	StreamWindowBytes int
 	// ReceiveTimeout bounds how long an admitted call's first message may
 	// take to arrive (it holds one of MaxReceiving places meanwhile); the
 	// call then fails with DeadlineExceeded. Keep it under QueueWait.
@@ -114,7 +154,8 @@ type Options struct {
 	Advertise []string
 
 	// ServerOptions are added to the gRPC server's own (interceptors run
-	// after the Service's recovery interceptor).
+	// after the Service's recovery interceptor). They may not set an
+	// InTapHandle (the Service's call limit is grpc's one tap).
 	ServerOptions []grpc.ServerOption
 }
 
@@ -123,7 +164,8 @@ type Options struct {
 // grace, 1 h put timeout; limits: 4 MiB commands, world_size 4096, 16 MiB
 // replies, 256 MiB steps, 10,000 list entries, 256 streams, 16 puts and
 // 2 first messages being received at once with 10 s of waiting for a
-// slot.
+// slot; 512 connections of at most 128 calls each, 10 s to set one up,
+// 512 calls open at once, 256 KiB stream windows.
 func DefaultOptions() Options {
 	return Options{
 		MaxCommandBytes:     4 << 20,
@@ -134,6 +176,11 @@ func DefaultOptions() Options {
 		MaxStreams:          256,
 		MaxPuts:             16,
 		MaxReceiving:        2,
+		MaxConnections:      512,
+		MaxConnStreams:      128,
+		MaxCalls:            512,
+		StreamWindowBytes:   256 << 10,
+		ConnTimeout:         10 * time.Second,
 		ReceiveTimeout:      5 * time.Second,
 		QueueWait:           10 * time.Second,
 		StreamSteps:         6,
@@ -175,6 +222,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: MaxWorldSize (%d), MaxListEntries (%d), MaxStreams (%d), MaxPuts (%d) and MaxReceiving (%d) must be at least 1", o.MaxWorldSize, o.MaxListEntries, o.MaxStreams, o.MaxPuts, o.MaxReceiving)
 	case o.MaxStepBytes < 1 || o.PutBufferBytes < 0 || o.StreamSteps < 1 || o.StreamBlocks < 0 || o.QueueWait < 0:
 		return fmt.Errorf("flight options: MaxStepBytes (%d) and StreamSteps (%d) must be positive; PutBufferBytes, StreamBlocks and QueueWait 0 or more", o.MaxStepBytes, o.StreamSteps)
+	case o.MaxConnections < 1 || o.MaxConnStreams < 1 || o.ConnTimeout <= 0:
+		return fmt.Errorf("flight options: MaxConnections (%d), MaxConnStreams (%d) and ConnTimeout (%s) must be positive", o.MaxConnections, o.MaxConnStreams, o.ConnTimeout)
+	case o.MaxCalls < 1:
+		return fmt.Errorf("flight options: MaxCalls is %d; it must be at least 1", o.MaxCalls)
+	case o.StreamWindowBytes < minStreamWindowBytes || o.StreamWindowBytes > recvConnWindowBytes:
+		return fmt.Errorf("flight options: StreamWindowBytes is %d; it must be from 64 KiB to 16 MiB (the connection's window)", o.StreamWindowBytes)
 	case o.PutTimeout <= 0:
 		return fmt.Errorf("flight options: PutTimeout is %v; it must be positive (and under the gc grace period)", o.PutTimeout)
 	}

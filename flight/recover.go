@@ -11,20 +11,10 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// recoverUnary answers a panic in a unary handler with Internal and an
-// error id, logging the panic and its stack under that id; the server
-// keeps serving.
-func (s *Service) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			resp, err = nil, s.panicked(ctx, info.FullMethod, p)
-		}
-	}()
-	return handler(ctx, req)
-}
-
-// recoverStream is recoverUnary for streaming handlers. A panic in a
-// goroutine a handler started is not covered: those must not panic.
+// recoverStream answers a panic in a handler (every method is served as
+// a stream) with Internal and an error id, logging the panic and its stack
+// under that id; the server keeps serving. A panic in a goroutine a
+// handler started is not covered: those must not panic.
 func (s *Service) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -5,49 +5,81 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
 // What a call costs before its handler sees its request: grpc receives a
-// whole message, up to MaxRecvMessageBytes, before the codec decodes it
-// (and refuses an oversized command, codec.go). Two things keep the
+// whole message before the codec decodes it (and refuses an oversized
+// command, codec.go), bounded only by the largest message it accepts;
+// grpc-go has one such bound per server (MaxRecvMessageBytes, for a
+// DoPut's batches), none per method or per message. Three things keep the
 // buffers of messages that no lease counts bounded:
 //
+//   - recvCaps, the first stream interceptor, lowers grpc's bound of each
+//     call other than a DoPut (a DoPut leases its messages, putCost) to
+//     laterMessageBytes once its first message is in: a DoExchange's slot
+//     releases are tiny, and the other methods read no later message.
+//     grpc reads a message's length before it receives the message, and
+//     refuses one over its bound there (ResourceExhausted, naming the
+//     bound), so an oversized later message is never gathered. grpc-go
+//     has no API for this: recvLimit sets the field of its server stream
+//     that holds the bound (TestLaterMessages fails if a grpc release
+//     moves it, and a call then fails Internal rather than go unbounded).
+//     A first message keeps MaxRecvMessageBytes: the codec refuses an
+//     oversized command with InvalidArgument, naming its flag;
 //   - every method is served as a stream (Flight's three unary methods
 //     too: on the wire a unary call is a stream of one message each way),
 //     so that a call's first message is received by its handler, after
-//     the interceptors have authenticated the caller, and not before
-//     them, as grpc does for a unary method;
+//     the interceptors have authenticated the caller, and not before them, as grpc does for a unary method;
 //   - the receive gate admits at most Options.MaxReceiving calls at once
-//     to the receiving of their first message (a DoPut's is leased by the
-//     put itself); a call over it waits up to QueueWait, then fails with
-//     ResourceExhausted. Until then grpc holds at most one flow-control
-//     window of the call (recvWindowBytes): the server's windows are
-//     fixed, not grown by grpc's bandwidth estimate (up to 16 MiB a
-//     stream).
+//     to the receiving of their first message; a call over it waits up to
+//     QueueWait, then fails with ResourceExhausted. Until then grpc holds
+//     at most one flow-control window of the call (StreamWindowBytes):
+//     the server's windows are fixed, not grown by grpc's bandwidth
+//     estimate (up to 16 MiB a stream).
 //
-// So the messages being received take at most MaxReceiving times
-// MaxRecvMessageBytes, which Budget does not count: keep that much of the
-// process's memory out of it (cmd/flightd does). A stream's later
-// messages (an exchange's slot releases) are not gated: a call that has
-// sent its first message and been admitted (a rank exchange holds one of
-// MaxStreams places) may still send messages up to MaxRecvMessageBytes.
+// So the messages being received take at most MaxReceiving first messages
+// of MaxRecvMessageBytes and MaxStreams later ones of laterMessageBytes;
+// and the windows of calls not reading (waiting at the gate, or sent more
+// than their handler reads) at most MaxCalls windows (conns.go, the call
+// limit), on at most MaxConnections connections' buffers. The Budget does
+// not count them: Options.ReceivingBytes is their sum, which the process
+// keeps out of it (cmd/flightd does).
 
-// recvWindowBytes is the server's flow-control window of each stream: what
-// grpc buffers of a call whose handler is not reading (grpc grows it to a
-// whole message while a handler reads one). It also caps what a client
-// sends a stream per round trip: 1 MiB keeps a DoPut at ~1 GB/s over a
-// 1 ms link (64 KiB would cap it at ~64 MB/s); the connection's window
-// bounds the streams of a connection together.
-const recvWindowBytes = 1 << 20
+// laterMessageBytes is the largest message after a call's first, on every
+// method but DoPut: a slot release is a JSON object of a few dozen bytes
+// (client.SlotRelease); a schema message (pyarrow's writer.begin) of a few
+// hundred columns fits too.
+const laterMessageBytes = 64 << 10
+
+// ReceivingBytes is what the network's input may hold that no lease
+// counts: MaxReceiving first messages of MaxRecvMessageBytes, a later
+// message of each of MaxStreams exchanges, a flow-control window
+// (StreamWindowBytes) of each of MaxCalls open calls, and grpc's buffers
+// of MaxConnections connections (connBytes). The windows and the messages
+// are counted apart: a call reading a message larger than its window has
+// the message let in on top of the window. Keep it out of the Budget.
+func (o Options) ReceivingBytes() int64 {
+	return int64(o.MaxReceiving)*int64(o.MaxRecvMessageBytes) +
+		int64(o.MaxStreams)*laterMessageBytes +
+		int64(o.MaxCalls)*int64(o.StreamWindowBytes) +
+		int64(o.MaxConnections)*connBytes
+}
+
+// minStreamWindowBytes is grpc's smallest stream window (HTTP/2's
+// default): grpc ignores a smaller one.
+const minStreamWindowBytes = 64 << 10
 
 // recvConnWindowBytes is each connection's window: grpc acknowledges a
 // connection's bytes as they arrive, so it bounds nothing held, only the
@@ -66,14 +98,14 @@ type recvGate struct {
 func (s *Service) gateOptions() []grpc.ServerOption {
 	g := &recvGate{sem: semaphore.NewWeighted(int64(s.opts.MaxReceiving)), s: s}
 	return []grpc.ServerOption{
-		grpc.InitialWindowSize(recvWindowBytes),
+		grpc.InitialWindowSize(int32(s.opts.StreamWindowBytes)),
 		grpc.InitialConnWindowSize(recvConnWindowBytes),
 		grpc.ChainStreamInterceptor(g.stream),
 	}
 }
 
 func (g *recvGate) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if strings.HasSuffix(info.FullMethod, "/DoPut") {
+	if isPut(info.FullMethod) {
 		return handler(srv, ss) // the put leases its messages (putCost)
 	}
 	return handler(srv, &gatedStream{ServerStream: ss, g: g, method: info.FullMethod})
@@ -162,4 +194,62 @@ func (e gateError) Error() string { return e.err.Error() }
 func (e gateError) Unwrap() error { return e.err }
 func (e gateError) GRPCStatus() *status.Status {
 	return status.New(code(e.err), e.err.Error())
+}
+
+// isPut says whether method is Flight's DoPut, whose messages the put
+// leases (putCost) and which the receive limits leave alone.
+func isPut(method string) bool { return strings.HasSuffix(method, "/DoPut") }
+
+// recvCaps is the first stream interceptor: it bounds the messages of a
+// call other than a DoPut before grpc receives them (see above). It must
+// run first: it needs grpc's own server stream, not a wrapper of it.
+func (s *Service) recvCaps(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if isPut(info.FullMethod) {
+		return handler(srv, ss)
+	}
+	limit := recvLimit(ss)
+	if limit == nil {
+		return status.Errorf(codes.Internal, "%s: this flightd cannot bound the messages of its calls (its grpc's server stream has changed: see flight/recvgate.go, recvLimit); it refuses calls rather than receive them unbounded", info.FullMethod)
+	}
+	return handler(srv, &cappedStream{ServerStream: ss, limit: limit})
+}
+
+// recvLimit returns the bound of the messages grpc receives on ss (grpc's
+// server stream; its field maxReceiveMessageSize, read by every RecvMsg
+// before it receives the message), nil if ss is not one or grpc no longer
+// has that field. Set it only from the goroutine calling RecvMsg, between
+// calls.
+func recvLimit(ss grpc.ServerStream) *int {
+	v := reflect.ValueOf(ss)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil
+	}
+	e := v.Elem()
+	if t := e.Type(); t.Kind() != reflect.Struct || t.PkgPath() != "google.golang.org/grpc" || t.Name() != "serverStream" {
+		return nil
+	}
+	f := e.FieldByName("maxReceiveMessageSize")
+	if !f.IsValid() || f.Kind() != reflect.Int {
+		return nil
+	}
+	return (*int)(unsafe.Pointer(f.UnsafeAddr()))
+}
+
+// cappedStream lowers its bound to laterMessageBytes once the first
+// message is in. grpc answers a message over the bound itself, before
+// RecvMsg returns (ResourceExhausted, "grpc: received message larger than
+// max (SIZE vs. BOUND)"); the handler's error comes too late to word it.
+type cappedStream struct {
+	grpc.ServerStream
+	limit *int
+	later bool // the first message is in
+}
+
+func (s *cappedStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if !s.later {
+		s.later = true
+		*s.limit = laterMessageBytes
+	}
+	return err
 }

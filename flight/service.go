@@ -42,6 +42,7 @@ type Service struct {
 	opts        Options
 	budget      *membudget.Budget // nil: unlimited
 	lim         *limiter          // limits.go
+	calls       *callLimit        // conns.go
 	mem         memory.Allocator
 	log         *slog.Logger
 	// beforeCall, when set (tests only), runs at the start of DoAction,
@@ -124,6 +125,7 @@ func New(parts Parts, opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.calls = newCallLimit(opts.MaxCalls, s.log)
 	authn := parts.Authenticator
 	if authn == nil {
 		authn = auth.Open{}
@@ -161,7 +163,10 @@ func (s *Service) Ping(ctx context.Context) error {
 // NewServer returns a gRPC server with this Service registered as the
 // Flight service, its message size limits set, one log line per call, panic
 // recovery, and authentication of every call (after recovery, so that a
-// panic in the token store is answered too).
+// panic in the token store is answered too). It serves every method as a
+// stream and has no unary interceptors. Serve adds the connection limit
+// (MaxConnections) to its listener; a caller serving the returned server
+// itself should wrap its listener with LimitListener.
 //
 // It is a plain grpc.Server rather than arrow-go's flight.Server because
 // Serve needs Stop (to cancel calls after the shutdown grace), which
@@ -171,9 +176,11 @@ func (s *Service) NewServer() *grpc.Server {
 	opts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageBytes),
 		grpc.WaitForHandlers(true),
-		grpc.ChainUnaryInterceptor(s.logUnary, s.recoverUnary, s.authn.Unary),
-		grpc.ChainStreamInterceptor(s.logStream, s.recoverStream, s.authn.Stream),
+		// Every method is a stream (serviceDesc), so stream interceptors
+		// cover every call; recvCaps first, on grpc's own stream.
+		grpc.ChainStreamInterceptor(s.recvCaps, s.logStream, s.recoverStream, s.authn.Stream),
 	}, s.opts.ServerOptions...)
+	opts = append(opts, s.connOptions()...)             // connections' streams, handshakes, pings (conns.go)
 	opts = append(opts, requestCodecOptions(s.opts)...) // malformed or oversized requests (codec.go)
 	opts = append(opts, s.gateOptions()...)             // first messages received at once (recvgate.go)
 	srv := grpc.NewServer(opts...)
@@ -187,6 +194,7 @@ func (s *Service) NewServer() *grpc.Server {
 // a shutdown asked for by ctx. It closes lis; the Parts stay open.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	srv := s.NewServer()
+	lis = LimitListener(lis, s.opts.MaxConnections, s.log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	select {
@@ -214,13 +222,6 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	s.log.Info("stopped")
 	return nil
-}
-
-func (s *Service) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	start := time.Now()
-	resp, err := handler(ctx, req)
-	s.logCall(ctx, info.FullMethod, start, err)
-	return resp, err
 }
 
 func (s *Service) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {

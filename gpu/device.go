@@ -4,6 +4,8 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // rgbPTX is kernels/rgb.ptx (generated from kernels/rgb.cu by `make ptx`).
@@ -26,20 +28,20 @@ type DecodeOptions struct {
 	// size=(H, W)). Both zero, or the stream's own size: no resize.
 	Width, Height int
 	// Normalize, when set, makes each frame's values floats of its DType
-	// (NormalizeRGB of the uint8 RGB, after the resize) in the same kernel
+	// (its RGB of the uint8 RGB, after the resize) in the same kernel
 	// write: a frame is then Width*Height*3*DType.Size() bytes.
-	Normalize *Normalize
+	Normalize *pixnorm.Normalize
 }
 
 // outDType is the frames' element type under opts (at most one, checked
 // by outSize) and the normalisation, if any.
-func outDType(opts []DecodeOptions) (DType, *Normalize, error) {
+func outDType(opts []DecodeOptions) (pixnorm.DType, *pixnorm.Normalize, error) {
 	if len(opts) == 0 || opts[0].Normalize == nil {
-		return Uint8, nil, nil
+		return pixnorm.Uint8, nil, nil
 	}
 	n := *opts[0].Normalize
 	if err := n.Validate(); err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("%w: %w", ErrInvalidSegment, err)
 	}
 	return n.DType, &n, nil
 }

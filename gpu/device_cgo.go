@@ -557,7 +557,7 @@ func (d *Device) DecodeRGB(ctx context.Context, seg Segment, want []int64, dst B
 //
 // With opts' Normalize, the last kernel (the conversion, or the resize's
 // horizontal pass) writes each value normalised to its DType instead of
-// uint8 (NormalizeRGB of the uint8 it computed; Width*Height*3*DType.Size()
+// uint8 (pixnorm's Normalize.RGB of the uint8 it computed; Width*Height*3*DType.Size()
 // bytes at each destination): mean and std are kernel arguments.
 func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to []uint64, opts ...DecodeOptions) (ColorSpec, error) {
 	if err := ctx.Err(); err != nil {
@@ -613,10 +613,11 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 		if len(to) > 0 {
 			s.dev_outs = &outs[0]
 		}
-		s.out_kind = C.unsigned(dt.kind())
+		s.out_kind = C.unsigned(outKind(dt))
 		if norm != nil {
+			m, sd := norm.Mean32(), norm.Std32()
 			for c := range 3 {
-				s.norm[c], s.norm[3+c] = C.float(norm.Mean[c]), C.float(norm.Std[c])
+				s.norm[c], s.norm[3+c] = C.float(m[c]), C.float(sd[c])
 			}
 		}
 		if resize {

@@ -39,10 +39,10 @@
 //
 // Normalisation: with DecodeOptions.Normalize, the last kernel write (the
 // conversion's, or the resize's horizontal pass) makes each uint8 value a
-// normalised float32, float16 or bfloat16 (Normalize's rule: float32
-// division and subtraction, then round to nearest even in integer
-// operations); NormalizeRGB is its reference. Descriptors (DeviceSlot) say
-// the DType; frames take DType.Size() bytes per value.
+// normalised float32, float16 or bfloat16 (package video/pixnorm's rule:
+// float32 division and subtraction, then round to nearest even in integer
+// operations); pixnorm's Normalize.RGB is its reference. Descriptors
+// (DeviceSlot) say the DType; frames take DType.Size() bytes per value.
 //
 // Tests run the whole NVDEC path on the CPU against testdata/fakedriver, a C
 // stand-in for both libraries that decodes with libavcodec. What only a real

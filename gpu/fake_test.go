@@ -20,6 +20,7 @@ import (
 
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // fakeDriver builds testdata/fakedriver (libavcodec on the CPU standing in
@@ -242,7 +243,7 @@ func TestFakeNVDEC(t *testing.T) {
 			t.Run("normalized_on_device", func(t *testing.T) {
 				// The kernels' normalised write (both the conversion's and the
 				// resize's), every dtype and set of means and stds: the device's
-				// bytes are NormalizeRGB of the uint8 reference, bit for bit.
+				// bytes are pixnorm's RGB of the uint8 reference, bit for bit.
 				frames := []int{3, 20}
 				p, err := cd.x.Plan(frames)
 				require.NoError(t, err)
@@ -250,10 +251,10 @@ func TestFakeNVDEC(t *testing.T) {
 				for _, sz := range [][2]int{{w, h}, {29, 17}} {
 					for _, setName := range slices.Sorted(maps.Keys(normSets)) {
 						set := normSets[setName]
-						for _, dt := range []DType{Float32, Float16, BFloat16} {
+						for _, dt := range []pixnorm.DType{pixnorm.Float32, pixnorm.Float16, pixnorm.BFloat16} {
 							ow, oh := sz[0], sz[1]
 							t.Run(fmt.Sprintf("%dx%d/%s/%s", ow, oh, setName, dt), func(t *testing.T) {
-								n := &Normalize{Mean: set[0], Std: set[1], DType: dt}
+								n := &pixnorm.Normalize{Mean: set[0], Std: set[1], DType: dt}
 								fb := ow * oh * 3 * dt.Size()
 								buf, err := d.Alloc(len(frames) * fb)
 								require.NoError(t, err)
@@ -274,9 +275,9 @@ func TestFakeNVDEC(t *testing.T) {
 										rgb, err = ResizeRGB(rgb, h, w, oh, ow)
 										require.NoError(t, err)
 									}
-									want := NormalizeRGB(rgb, *n)
+									want := n.RGB(rgb)
 									require.True(t, bytes.Equal(want, got[i*fb:(i+1)*fb]),
-										"frame %d as %s (%dx%d): the device's bytes differ from NormalizeRGB's", f, dt, ow, oh)
+										"frame %d as %s (%dx%d): the device's bytes differ from pixnorm's RGB", f, dt, ow, oh)
 								}
 							})
 						}
@@ -528,7 +529,7 @@ func TestFakeDeviceSlots(t *testing.T) {
 		}
 		require.LessOrEqual(t, d.Stats().Decoded-decodedBefore, int64(planned))
 		require.Equal(t, before, d.Stats().FrameCopyBytes, "frames crossed to the host")
-		desc, err := r.Publish(u, 0, []int{len(windows), 3, h, w, 3}, Uint8)
+		desc, err := r.Publish(u, 0, []int{len(windows), 3, h, w, 3}, pixnorm.Uint8)
 		require.NoError(t, err)
 		require.Equal(t, "GPU-46414b45-2d47-5055-2d55-5549442d3031", desc.Device) // "FAKE-GPU-UUID-01"
 		if step < 2 {

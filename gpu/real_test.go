@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // TestRealGPU runs on a machine with an NVIDIA driver (a test binary
@@ -31,7 +32,7 @@ func TestRealGPU(t *testing.T) {
 	defer r.Close()
 	u, err := r.Acquire(context.Background())
 	require.NoError(t, err)
-	desc, err := r.Publish(u, 0, []int{1, 1, 16, 16, 3}, Uint8)
+	desc, err := r.Publish(u, 0, []int{1, 1, 16, 16, 3}, pixnorm.Uint8)
 	require.NoError(t, err)
 	require.NotEmpty(t, desc.IPCHandle)
 	require.NotEmpty(t, desc.Event)

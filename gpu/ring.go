@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/internal/slottable"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // Region is a run of device memory (or, in the CPU fake, of a mapping).
@@ -209,7 +210,7 @@ type DeviceSlot struct {
 // Publish records the slot's event after the step's work and returns its
 // descriptor for a tensor of dtype and shape at offset (row-major strides,
 // in bytes).
-func (r *DeviceRing) Publish(u SlotUse, offset int64, shape []int, dtype DType) (DeviceSlot, error) {
+func (r *DeviceRing) Publish(u SlotUse, offset int64, shape []int, dtype pixnorm.DType) (DeviceSlot, error) {
 	es := int64(dtype.Size())
 	if es == 0 {
 		return DeviceSlot{}, fmt.Errorf("%w: a tensor of dtype %q", ErrInvalidSegment, dtype)

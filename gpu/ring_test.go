@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/weftdata/weft/internal/membudget"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // clientOpen is what a client does with a descriptor's handle on the CPU
@@ -48,7 +49,7 @@ func TestDeviceRingProtocol(t *testing.T) {
 		for i := 0; i < 360; i++ {
 			b[64+i] = byte(step*7 + i)
 		}
-		desc, err := r.Publish(u, 64, shape, Uint8)
+		desc, err := r.Publish(u, 64, shape, pixnorm.Uint8)
 		require.NoError(t, err)
 		// over the wire and back, strictly
 		wire, err := json.Marshal(desc)
@@ -144,7 +145,7 @@ func TestDeviceRingFirstSlot(t *testing.T) {
 		u, err := r.Acquire(ctx)
 		require.NoError(t, err)
 		require.True(t, r.Contains(u.Index), "step %d: slot %d", step, u.Index)
-		d, err := r.Publish(u, 0, []int{1, 1, 8, 8, 3}, Uint8)
+		d, err := r.Publish(u, 0, []int{1, 1, 8, 8, 3}, pixnorm.Uint8)
 		require.NoError(t, err)
 		require.Equal(t, u.Index, d.Slot)
 		require.Equal(t, !seen[d.Slot], d.IPCHandle != "", "step %d: the handle with slot %d's first use only", step, d.Slot)

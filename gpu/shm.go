@@ -13,7 +13,10 @@ import (
 // path, which another process maps to read the slot, as a CUDA client
 // opens a cudaIpcMemHandle_t. Events are counters (the fake's writes are
 // done when Publish runs). It lets CI test the ring and the descriptor
-// protocol end to end without a GPU.
+// protocol end to end without a GPU. Its files are named dslotPrefix + 16
+// hex digits and held by their creator's owner lock (internal/shmfile);
+// those of a process that died before it freed them (a killed test or
+// server) are removed by Sweep.
 type ShmMemory struct {
 	Dir string
 
@@ -22,6 +25,9 @@ type ShmMemory struct {
 	events map[uint64]int
 	nextEv uint64
 }
+
+// dslotPrefix starts the name of each ShmMemory file.
+const dslotPrefix = "weft-dslot-"
 
 type shmRegion struct {
 	file *shmfile.File
@@ -39,7 +45,7 @@ func NewShmMemory(dir string) *ShmMemory {
 // Alloc creates and maps a file of n bytes (internal/shmfile, as the host
 // ring's file is made).
 func (m *ShmMemory) Alloc(n int64) (Region, error) {
-	file, err := shmfile.Create(m.Dir, "weft-dslot-", n)
+	file, err := shmfile.Create(m.Dir, dslotPrefix, n)
 	if err != nil {
 		return Region{}, fmt.Errorf("gpu: fake device memory: %w", err)
 	}
@@ -48,6 +54,16 @@ func (m *ShmMemory) Alloc(n int64) (Region, error) {
 	m.maps[p] = shmRegion{file: file, mem: file.Mem}
 	m.mu.Unlock()
 	return Region{Ptr: p, Size: n}, nil
+}
+
+// Sweep removes the ShmMemory files in Dir whose owner is gone (a process
+// that died without freeing its regions: SIGKILL, a crash, a test
+// binary's timeout), as slots.Sweep does for host rings; files of any
+// live process, this one's included, stay. It returns the files and bytes
+// removed. Call it once when the fake is made (flightd's
+// --gpu-fake-memory does).
+func (m *ShmMemory) Sweep() (files int, bytes int64, err error) {
+	return shmfile.Sweep(m.Dir, dslotPrefix)
 }
 
 // Bytes is the region's memory (the fake's "device" side, for writing).

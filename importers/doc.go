@@ -1,7 +1,7 @@
 // Package importers turns datasets in other formats (WebDataset tar
-// shards, MosaicML Streaming MDS, Hugging Face datasets; LeRobot later)
-// into Weft tables: each import is ONE commit on a branch, covering every
-// table it writes, or nothing at all.
+// shards, MosaicML Streaming MDS, Hugging Face datasets, LeRobot v2.1 and
+// v3.0) into Weft tables: each import is ONE commit on a branch, covering
+// every table it writes, or nothing at all.
 //
 // # Parts
 //
@@ -25,8 +25,7 @@
 //     and, after a kill, by gc (package gc) once its grace period has
 //     passed, like those of any interrupted put.
 //   - A Format reads a Source and writes a Writer; a Registry finds formats
-//     by name (DefaultRegistry: "wds", "mds", "hf"; "lerobot" answers
-//     ErrNotImplemented).
+//     by name (DefaultRegistry: "wds", "mds", "hf", "lerobot").
 //   - An Importer runs one Request: open the source, look up the format,
 //     import, commit. Progress (files, rows, bytes, rate, ETA) is reported
 //     to Options.Progress every Options.ProgressEvery.

@@ -46,15 +46,16 @@ type Arena struct {
 // HeaderRoom is the room an Arena keeps for the header of a message of a
 // batch like rec (its schema, with rows): the header's length (prefix and
 // flatbuffer metadata, which depend only on the schema when the batch has
-// rows and a body) plus a margin, rounded up to the body alignment.
+// rows and a body) plus a margin, rounded up to the body alignment. It
+// encodes rec; a caller that also needs MessageBytes, or writes rec,
+// encodes it once with Encode (Message.HeaderRoom).
 func HeaderRoom(rec arrow.RecordBatch) (int64, error) {
-	p, metaLen, _, err := encode(rec)
+	m, err := Encode(rec)
 	if err != nil {
 		return 0, err
 	}
-	p.Release()
-	header, _ := messageHeader(0, metaLen)
-	return roundUp(header+bodyAlign, bodyAlign), nil
+	defer m.Release()
+	return m.HeaderRoom(), nil
 }
 
 // NewArena makes the arena of slot, keeping headerRoom bytes (rounded up

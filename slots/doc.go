@@ -40,12 +40,18 @@
 // (schema sent separately, as in a Flight stream) into a slot, its body
 // 64-byte aligned, and returns where it lies in the slot; Slot.Descriptor
 // turns that into the client.SlotDescriptor sent to the client, who reads
-// it with pyarrow.ipc.read_record_batch on its mapping, copy-free. The
+// it with pyarrow.ipc.read_record_batch on its mapping, copy-free.
+// Encode encodes a batch once as that message: its sizes (Message.Bytes,
+// the slot it needs; Message.HeaderRoom, an arena's header room) and its
+// write (Message.WriteAt), for a producer that sizes its ring from the
+// first step and then writes that step.
+//
 // An Arena instead lays a batch out in a slot as it is built: it is a
 // memory.Allocator carving 64-byte aligned buffers from the slot after
 // room for the header (a step's gather writes its columns there), and its
 // WriteRecordBatch writes only the header in front of them, copying just
-// the buffers that came from elsewhere. The
-// wire protocol (DoExchange: descriptors down, releases up), served by
+// the buffers that came from elsewhere.
+//
+// The wire protocol (DoExchange: descriptors down, releases up), served by
 // package flight, is in docs/flight.md, "Host slots".
 package slots

@@ -27,29 +27,60 @@ func WriteRecordBatch(slot *Slot, rec arrow.RecordBatch) (offset, length int64, 
 
 // MessageBytes is the length of rec's message as WriteRecordBatch writes
 // it at the start of a slot (its offset plus length): the slot size rec
-// needs.
+// needs. It encodes rec; a caller that also writes rec, or needs its
+// HeaderRoom too, encodes it once with Encode.
 func MessageBytes(rec arrow.RecordBatch) (int64, error) {
-	p, metaLen, bodyLen, err := encode(rec)
+	m, err := Encode(rec)
 	if err != nil {
 		return 0, err
 	}
-	p.Release()
-	header, offset := messageHeader(0, metaLen)
-	return offset + header + bodyLen, nil
+	defer m.Release()
+	return m.Bytes(), nil
 }
 
-// encode is rec's IPC payload (the caller releases it), the length of its
-// flatbuffer metadata and of its body.
-func encode(rec arrow.RecordBatch) (p ipc.Payload, metaLen int, bodyLen int64, err error) {
-	p, err = ipc.GetRecordBatchPayload(rec)
+// Message is a record batch encoded once as an IPC record-batch message:
+// the sizes a producer makes its ring and arena from (Bytes, HeaderRoom)
+// and the message's write into a slot (WriteAt), without encoding the
+// batch again for each. It holds the batch's buffers (not a copy) until
+// Release; write it before the batch's buffers change. A Message is not
+// safe for concurrent use.
+type Message struct {
+	p       ipc.Payload
+	metaLen int
+	bodyLen int64
+	rows    int64
+}
+
+// Encode encodes rec as the message WriteRecordBatch writes. The caller
+// releases the message.
+func Encode(rec arrow.RecordBatch) (*Message, error) {
+	p, err := ipc.GetRecordBatchPayload(rec)
 	if err != nil {
-		return p, 0, 0, fmt.Errorf("slots: encode record batch: %w", err)
+		return nil, fmt.Errorf("slots: encode record batch: %w", err)
 	}
 	meta := p.Meta()
 	defer meta.Release()
 	msg := ipc.NewMessage(meta, memory.NewBufferBytes(nil))
 	defer msg.Release()
-	return p, meta.Len(), msg.BodyLen(), nil
+	return &Message{p: p, metaLen: meta.Len(), bodyLen: msg.BodyLen(), rows: rec.NumRows()}, nil
+}
+
+// Release releases the message's hold on the batch's buffers.
+func (m *Message) Release() { m.p.Release() }
+
+// Bytes is the message's length as WriteAt writes it at the start of a
+// slot (its offset plus length): the slot size the batch needs
+// (MessageBytes).
+func (m *Message) Bytes() int64 {
+	header, offset := messageHeader(0, m.metaLen)
+	return offset + header + m.bodyLen
+}
+
+// HeaderRoom is the room an Arena keeps for the header of a message of a
+// batch like this one (HeaderRoom).
+func (m *Message) HeaderRoom() int64 {
+	header, _ := messageHeader(0, m.metaLen)
+	return roundUp(header+bodyAlign, bodyAlign)
 }
 
 // messageHeader is the header length of a message whose flatbuffer
@@ -67,23 +98,33 @@ func messageHeader(at int64, metaLen int) (header, offset int64) {
 // WriteRecordBatchAt is WriteRecordBatch at or after byte at of the slot
 // (several messages in one slot: at is the previous offset+length).
 func WriteRecordBatchAt(slot *Slot, at int64, rec arrow.RecordBatch) (offset, length int64, err error) {
+	if buf := slot.Bytes(); at < 0 || at > int64(len(buf)) {
+		return 0, 0, fmt.Errorf("slots: write at byte %d of a %d-byte slot: %w", at, len(buf), errdefs.ErrInvalidArgument)
+	}
+	m, err := Encode(rec)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer m.Release()
+	return m.WriteAt(slot, at)
+}
+
+// WriteAt writes the message at or after byte at of the slot, as
+// WriteRecordBatchAt writes its batch, and returns where it lies. A
+// message may be written more than once (into several slots).
+func (m *Message) WriteAt(slot *Slot, at int64) (offset, length int64, err error) {
 	buf := slot.Bytes()
 	if at < 0 || at > int64(len(buf)) {
 		return 0, 0, fmt.Errorf("slots: write at byte %d of a %d-byte slot: %w", at, len(buf), errdefs.ErrInvalidArgument)
 	}
-	p, metaLen, bodyLen, err := encode(rec)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer p.Release()
-	header, offset := messageHeader(at, metaLen)
-	length = header + bodyLen
+	header, offset := messageHeader(at, m.metaLen)
+	length = header + m.bodyLen
 	if offset+length > int64(len(buf)) {
 		return 0, 0, fmt.Errorf("%w: the message is %d bytes (%d rows); the slot has %d bytes from byte %d; use bigger slots or smaller steps",
-			ErrTooLarge, length, rec.NumRows(), int64(len(buf))-at, at)
+			ErrTooLarge, length, m.rows, int64(len(buf))-at, at)
 	}
 	w := &sliceWriter{buf: buf[offset : offset+length]}
-	n, err := p.WritePayload(w)
+	n, err := m.p.WritePayload(w)
 	if err != nil {
 		return 0, 0, fmt.Errorf("slots: write record batch: %w", err)
 	}

@@ -3,6 +3,8 @@ package slots
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -122,4 +124,141 @@ func TestWriteRecordBatchTooLarge(t *testing.T) {
 	defer small.Release()
 	_, _, err = WriteRecordBatch(s, small)
 	require.NoError(t, err, "a batch that fits still does")
+}
+
+// TestEncodeSizes: one Encode gives the sizes the ring and the arena are
+// made from, and they are what its write produced, byte for byte the
+// message WriteRecordBatch writes, for odd shapes: no rows, no columns,
+// nulls, a large binary value, a dictionary column, a sliced batch.
+func TestEncodeSizes(t *testing.T) {
+	t.Parallel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const slotBytes = 4 << 20
+	r := newRing(t, 3, slotBytes)
+	ctx := context.Background()
+
+	big := bytes.Repeat([]byte("0123456789abcdef"), (1<<20)/16+3) // over 1 MiB, not a multiple of 8
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}
+	for _, tc := range []struct {
+		name string
+		cols func() []arrow.Array
+		rows int64
+		// dict: the message carries the indices only (the dictionary is a
+		// message of its own, which slots do not write): sizes and bytes
+		// are checked, the batch is not read back.
+		dict  bool
+		slice [2]int64
+	}{
+		{name: "no rows", rows: 0, cols: func() []arrow.Array {
+			return []arrow.Array{fromJSON(t, mem, arrow.PrimitiveTypes.Int64, `[]`), fromJSON(t, mem, arrow.BinaryTypes.String, `[]`)}
+		}},
+		{name: "no columns", rows: 5, cols: func() []arrow.Array { return nil }},
+		{name: "nulls", rows: 4, cols: func() []arrow.Array {
+			return []arrow.Array{
+				fromJSON(t, mem, arrow.PrimitiveTypes.Int32, `[1, null, 3, null]`),
+				fromJSON(t, mem, arrow.BinaryTypes.String, `[null, "b", null, "dddd"]`),
+				fromJSON(t, mem, arrow.ListOf(arrow.PrimitiveTypes.Float64), `[[1.5], null, [], [null, 2]]`),
+				fromJSON(t, mem, arrow.Null, `[null, null, null, null]`),
+			}
+		}},
+		{name: "all null", rows: 3, cols: func() []arrow.Array {
+			return []arrow.Array{fromJSON(t, mem, arrow.PrimitiveTypes.Uint8, `[null, null, null]`)}
+		}},
+		{name: "large binary", rows: 3, cols: func() []arrow.Array {
+			b := array.NewBinaryBuilder(mem, arrow.BinaryTypes.LargeBinary)
+			defer b.Release()
+			b.Append(big)
+			b.AppendNull()
+			b.Append([]byte("x"))
+			return []arrow.Array{b.NewArray()}
+		}},
+		{name: "dictionary", rows: 4, dict: true, cols: func() []arrow.Array {
+			b := array.NewDictionaryBuilder(mem, dictType).(*array.BinaryDictionaryBuilder)
+			defer b.Release()
+			for _, s := range []string{"a", "bb", "a", ""} {
+				require.NoError(t, b.AppendString(s))
+			}
+			return []arrow.Array{b.NewArray()}
+		}},
+		{name: "sliced", rows: 100, slice: [2]int64{3, 70}, cols: func() []arrow.Array {
+			rec := slottest.Record(mem, 100)
+			defer rec.Release()
+			cols := rec.Columns()
+			for _, c := range cols {
+				c.Retain()
+			}
+			return cols
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cols := tc.cols()
+			fields := make([]arrow.Field, len(cols))
+			for i, c := range cols {
+				fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: c.DataType(), Nullable: true}
+			}
+			schema := arrow.NewSchema(fields, nil)
+			rec := array.NewRecordBatch(schema, cols, tc.rows)
+			for _, c := range cols {
+				c.Release()
+			}
+			defer rec.Release()
+			if tc.slice != [2]int64{} {
+				sl := rec.NewSlice(tc.slice[0], tc.slice[1])
+				defer sl.Release()
+				rec = sl
+			}
+
+			m, err := Encode(rec)
+			require.NoError(t, err)
+			defer m.Release()
+			need, room := m.Bytes(), m.HeaderRoom()
+			s, err := r.Acquire(ctx)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, s.Release()) }()
+			for i := range s.Bytes() {
+				s.Bytes()[i] = 0x5A // what an earlier step left
+			}
+			off, n, err := m.WriteAt(s, 0)
+			require.NoError(t, err)
+			require.Equal(t, off+n, need, "Bytes is where the written message ends")
+			header := int64(8) + int64(binary.LittleEndian.Uint32(s.Bytes()[off+4:]))
+			require.Zero(t, (off+header)%bodyAlign, "the body is aligned")
+			require.Equal(t, roundUp(header+bodyAlign, bodyAlign), room, "HeaderRoom is the written header's, with the margin")
+
+			// The one-encode sizes are the separate functions' ...
+			mb, err := MessageBytes(rec)
+			require.NoError(t, err)
+			require.Equal(t, need, mb)
+			hr, err := HeaderRoom(rec)
+			require.NoError(t, err)
+			require.Equal(t, room, hr)
+			// ... and its bytes WriteRecordBatch's.
+			s2, err := r.Acquire(ctx)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, s2.Release()) }()
+			off2, n2, err := WriteRecordBatch(s2, rec)
+			require.NoError(t, err)
+			require.Equal(t, [2]int64{off, n}, [2]int64{off2, n2})
+			require.True(t, bytes.Equal(s.Bytes()[off:off+n], s2.Bytes()[off2:off2+n2]), "the same message")
+
+			// Written again, after another message: the same length.
+			off3, n3, err := m.WriteAt(s, off+n)
+			require.NoError(t, err)
+			require.Equal(t, n, n3)
+			require.True(t, bytes.Equal(s.Bytes()[off:off+n], s.Bytes()[off3:off3+n3]))
+
+			// An arena with that header room takes the batch's message.
+			a, err := NewArena(s2, room, mem)
+			require.NoError(t, err)
+			_, _, _, err = a.WriteRecordBatch(rec)
+			require.NoError(t, err, "the header fits the room")
+
+			if !tc.dict {
+				got := readMessage(t, mem, schema, s.Bytes()[off:off+n])
+				defer got.Release()
+				require.True(t, array.RecordEqual(rec, got), "got %v, want %v", got, rec)
+			}
+		})
+	}
 }

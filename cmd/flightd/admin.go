@@ -53,6 +53,10 @@ func adminCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "flightd admin %s: missing a command (see 'flightd admin --help')\n", sub)
 			return exitUsage
 		}
+		if h := args[1]; h == "help" || h == "-h" || h == "--help" {
+			fmt.Fprint(stdout, adminUsage) // the admin help lists token's and ticket-key's commands
+			return exitOK
+		}
 		sub += " " + args[1]
 		args = args[1:]
 	}

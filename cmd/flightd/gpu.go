@@ -65,7 +65,15 @@ func openGPU(ctx context.Context, log *slog.Logger, c gpuConfig) *flight.GPUDeli
 	}
 	g := &flight.GPUDelivery{Device: d, Memory: d.Memory(), Budget: budget, Sessions: c.sessions}
 	if c.fakeMemory {
-		g.Memory = gpu.NewShmMemory("")
+		mem := gpu.NewShmMemory("")
+		// Fake device slots a killed flightd left in /dev/shm: remove
+		// those whose owner is gone, as slots.Sweep does for host rings.
+		if files, bytes, err := mem.Sweep(); err != nil {
+			log.Warn("sweeping dead servers' fake device slots", "err", err)
+		} else if files > 0 {
+			log.Info("removed fake device slots of servers that died", "files", files, "bytes", bytes)
+		}
+		g.Memory = mem
 	}
 	info := d.Info()
 	log.Info("GPU delivery is on (delivery \"cuda-ipc\")", "gpu", info.Name, "uuid", info.UUIDString(), "driver", info.DriverVersion,

@@ -55,6 +55,12 @@ func TestHelp(t *testing.T) {
 		require.Equal(t, exitOK, run(context.Background(), args, &out, &errOut))
 		require.Contains(t, out.String(), "flightd serve")
 	}
+	for _, args := range [][]string{{"admin", "--help"}, {"admin", "token", "--help"}, {"admin", "ticket-key", "-h"}} {
+		var out, errOut bytes.Buffer
+		require.Equal(t, exitOK, run(context.Background(), args, &out, &errOut), errOut.String())
+		require.Contains(t, out.String(), "token create")
+		require.Contains(t, out.String(), "ticket-key rotate")
+	}
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitOK, run(context.Background(), []string{"serve", "--help"}, &out, &errOut))
 	for _, flag := range []string{"store", "addr", "log-level", "log-format", "s3-endpoint", "s3-access-key", "s3-secret-key", "s3-region", "max-message-size", "scan-batch-size", "scan-endpoint-size", "scan-prefetch", "shutdown-grace", "row-group-rows", "row-group-size", "commit-attempts", "cache-size", "mix-prefetch", "memory-limit"} {

@@ -43,7 +43,8 @@ type serveConfig struct {
 	versions   versions.Options
 	// memoryLimit bounds the process: the memory budget (membudget) is
 	// memoryLimit minus runtimeOverhead, and the Go runtime's soft memory
-	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom.
+	// limit is memoryLimit; 0 means the cache size plus memoryHeadroom,
+	// runtimeOverhead and receiving (serveConfig.limit).
 	// $GOMEMLIMIT, when set, wins for the runtime's limit only.
 	memoryLimit int64
 	// gpu is GPU delivery's driver, device and memory limit (gpu.go).
@@ -58,19 +59,22 @@ type serveConfig struct {
 	importS3    bucket.S3Config
 }
 
-// memoryHeadroom is what the default memory limit allows beyond the block
-// cache: the blocks and batches of running streams, gRPC buffers, footers.
-const memoryHeadroom = 512 << 20
+// memoryHeadroom is what the default memory limit gives the budget beyond
+// the block cache: the blocks and batches of running streams, puts,
+// footers. The default limit is the cache, this, the runtime overhead and
+// what received data may hold (serveConfig.receiving): 1872 MiB with the
+// defaults, so that any --cache-size starts with the default flags.
+const memoryHeadroom = 320 << 20
 
 // runtimeOverhead is the part of --memory-limit kept out of the memory
 // budget, for what no lease counts: the Go runtime and binary (an idle
-// flightd's RSS is about 30 MiB), goroutine stacks, gRPC's connection
-// buffers and streams' flow-control windows (64 KiB each), and the garbage
-// the collector has not reclaimed yet (a stream's batches once sent).
-// The messages being received are not in it: a
-// put leases its own (two messages: frames and decoded body), and the
-// first messages of other calls, at most --max-receiving of them, are
-// kept out of the budget besides (serveConfig.receiving). 128 MiB was not
+// flightd's RSS is about 30 MiB), goroutine stacks, and the garbage the
+// collector has not reclaimed yet (a stream's batches once sent).
+// Received data is not in it: a put leases its own
+// messages (two: frames and decoded body), and what the others may hold
+// (messages being received, calls' flow-control windows, connections'
+// buffers; flight's Options.ReceivingBytes) is kept out of the budget
+// besides (serveConfig.receiving). 128 MiB was not
 // enough: under full CI load (the collector starved of CPU) the abuse test
 // peaked 15-23 MiB over its 1 GiB limit. With receiving gated and put
 // copies cut (bench/abuse-results.md, 3 runs at load 10-13 on 2 cores) it
@@ -118,7 +122,7 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	size64Var(fs, &cfg.flight.StepMessageBytes, "step-message-size", "largest message of a rank stream (`SIZE`): bigger steps go out as several messages that clients reassemble; keep it under 4MiB, gRPC clients' default limit")
 	fs.IntVar(&cfg.flight.Prefetch, "scan-prefetch", cfg.flight.Prefetch, "batches a DoGet decodes ahead of the one it sends (`N`)")
 	size64Var(fs, &cfg.mix.CacheBytes, "cache-size", "`SIZE` of the decoded-block cache shared by all rank streams of runs (blocks in use by streams come on top)")
-	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`, at least 384MiB): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead) and --max-receiving messages of --max-message-size, and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; the Go runtime's soft memory limit is set to the budget ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 512MiB")
+	size64Var(fs, &cfg.memoryLimit, "memory-limit", "memory bound of the whole process (`SIZE`): the block and footer caches, rank and scan streams and puts lease their bytes from a budget of this minus 192MiB (runtime overhead: the runtime, garbage) and what received data may hold unleased (--max-receiving messages of --max-message-size, 64KiB for each of --max-streams, a --stream-window for each of --max-calls, 128KiB for each of --max-connections: 336MiB with the defaults), and over it new work waits --memory-wait, then fails with RESOURCE_EXHAUSTED; at least 384MiB, and the budget at least 192MiB (720MiB with the defaults); the Go runtime's soft memory limit is set 192MiB under it ($GOMEMLIMIT, if set, wins for that); 0 means --cache-size plus 320MiB for streams and puts plus the runtime overhead and the received data's allowance (1872MiB with the defaults)")
 	fs.DurationVar(&cfg.memoryWait, "memory-wait", membudget.DefaultMaxWait, "how long a stream or put waits for memory under --memory-limit before it fails with RESOURCE_EXHAUSTED (`DURATION`)")
 	sizeVar(fs, &cfg.flight.MaxCommandBytes, "max-command-size", "largest JSON command, action body or put app_metadata (`SIZE`), refused with INVALID_ARGUMENT before decoding")
 	fs.IntVar(&cfg.flight.MaxWorldSize, "max-world-size", cfg.flight.MaxWorldSize, "largest world_size of a run plan (`N` endpoints in one reply); more is INVALID_ARGUMENT")
@@ -127,7 +131,12 @@ func serveFlags(cfg *serveConfig) *flag.FlagSet {
 	fs.IntVar(&cfg.flight.MaxListEntries, "max-list", cfg.flight.MaxListEntries, "most entries of one log or list_branches result (`N`)")
 	fs.IntVar(&cfg.flight.MaxStreams, "max-streams", cfg.flight.MaxStreams, "most DoGet streams (scans and rank streams) served at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
 	fs.IntVar(&cfg.flight.MaxPuts, "max-puts", cfg.flight.MaxPuts, "most DoPuts running at once (`N`); more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
-	fs.IntVar(&cfg.flight.MaxReceiving, "max-receiving", cfg.flight.MaxReceiving, "most calls receiving their first message at once (`N`; DoPuts excepted, they lease theirs): each may take --max-message-size, kept out of the --memory-limit budget; more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.IntVar(&cfg.flight.MaxReceiving, "max-receiving", cfg.flight.MaxReceiving, "most calls receiving their first message at once (`N`; DoPuts excepted, they lease theirs): each may take --max-message-size (a call's later messages, a DoExchange's slot releases, are refused over 64KiB before they are received), kept out of the --memory-limit budget; more wait --queue-wait, then fail with RESOURCE_EXHAUSTED")
+	fs.IntVar(&cfg.flight.MaxConnections, "max-connections", cfg.flight.MaxConnections, "most client connections served at once (`N`): one over it is closed as it is accepted. Each may hold about 100KiB of gRPC buffers (128KiB each is kept out of the --memory-limit budget)")
+	fs.IntVar(&cfg.flight.MaxConnStreams, "max-conn-streams", cfg.flight.MaxConnStreams, "most calls open at once on one connection (`N`, HTTP/2 MAX_CONCURRENT_STREAMS): clients queue more")
+	fs.IntVar(&cfg.flight.MaxCalls, "max-calls", cfg.flight.MaxCalls, "most calls open at once on all connections (`N`; a call waiting for a place or for memory is open): one over it fails with RESOURCE_EXHAUSTED as it opens, before it is received or authenticated. Each may hold a --stream-window of data sent and not read yet, kept out of the --memory-limit budget (128MiB with the defaults); 512 is twice --max-streams: every stream slot busy and as many calls again waiting or brief")
+	sizeVar(fs, &cfg.flight.StreamWindowBytes, "stream-window", "flow-control window of each call (`SIZE`, 64KiB to 16MiB): what a call may hold of data its handler has not read (times --max-calls, kept out of the --memory-limit budget), and what a client may send a call per round trip in messages smaller than it (a put of small batches over a slow link: 256KiB per round trip; messages larger are let in whole as they are read)")
+	fs.DurationVar(&cfg.flight.ConnTimeout, "conn-timeout", cfg.flight.ConnTimeout, "how long a new connection may take to complete its TLS and HTTP/2 handshakes (`DURATION`); one that has not is closed, and its --max-connections place freed")
 	fs.DurationVar(&cfg.flight.ReceiveTimeout, "receive-timeout", cfg.flight.ReceiveTimeout, "how long an admitted call's first message may take to arrive (`DURATION`; it holds one of --max-receiving places meanwhile): a slower call fails with DEADLINE_EXCEEDED; keep it under --queue-wait")
 	fs.DurationVar(&cfg.flight.QueueWait, "queue-wait", cfg.flight.QueueWait, "how long a stream or put waits for a place under --max-streams or --max-puts (`DURATION`)")
 	fs.IntVar(&cfg.mix.Prefetch, "mix-prefetch", cfg.mix.Prefetch, "steps a rank stream prepares ahead of the one it sends (`N`)")
@@ -362,23 +371,25 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 // limit is the process's memory bound: --memory-limit, or the cache size
-// plus memoryHeadroom.
+// plus memoryHeadroom, the runtime overhead and receiving.
 func (cfg serveConfig) limit() int64 {
 	if cfg.memoryLimit != 0 {
 		return cfg.memoryLimit
 	}
-	return cfg.mix.CacheBytes + memoryHeadroom
+	return cfg.mix.CacheBytes + memoryHeadroom + runtimeOverhead + cfg.receiving()
 }
 
-// receiving is the memory of the messages being received that no lease
-// counts: --max-receiving first messages of --max-message-size (flight's
-// recvgate.go).
+// receiving is the memory of received data that no lease counts:
+// --max-receiving first messages of --max-message-size, a later message
+// (a slot release, 64 KiB at most) of each of --max-streams exchanges, a
+// --stream-window of each of --max-calls calls and the buffers of
+// --max-connections connections (flight's Options.ReceivingBytes).
 func (cfg serveConfig) receiving() int64 {
-	return int64(cfg.flight.MaxReceiving) * int64(cfg.flight.MaxRecvMessageBytes)
+	return cfg.flight.ReceivingBytes()
 }
 
 // budget builds the process's memory budget: the limit minus the runtime
-// overhead and the messages being received.
+// overhead and what received data may hold (receiving).
 func (cfg serveConfig) budget() (*membudget.Budget, error) {
 	limit := cfg.limit()
 	if limit < minMemoryLimit {
@@ -386,15 +397,15 @@ func (cfg serveConfig) budget() (*membudget.Budget, error) {
 	}
 	total := limit - runtimeOverhead - cfg.receiving()
 	if total < runtimeOverhead {
-		return nil, fmt.Errorf("--memory-limit %s leaves a budget of %s: %s is runtime overhead and %s the messages being received (--max-receiving %d of --max-message-size %s); raise --memory-limit or lower those", formatBytes(limit), formatBytes(max(total, 0)), formatBytes(runtimeOverhead), formatBytes(cfg.receiving()), cfg.flight.MaxReceiving, formatBytes(int64(cfg.flight.MaxRecvMessageBytes)))
+		return nil, fmt.Errorf("--memory-limit %s leaves a budget of %s: %s is runtime overhead and %s what received data may hold (--max-receiving %d messages of --max-message-size %s, a 64KiB slot release of each of --max-streams %d exchanges, a --stream-window %s of each of --max-calls %d, 128KiB of buffers of each of --max-connections %d); raise --memory-limit or lower those", formatBytes(limit), formatBytes(max(total, 0)), formatBytes(runtimeOverhead), formatBytes(cfg.receiving()), cfg.flight.MaxReceiving, formatBytes(int64(cfg.flight.MaxRecvMessageBytes)), cfg.flight.MaxStreams, formatBytes(int64(cfg.flight.StreamWindowBytes)), cfg.flight.MaxCalls, cfg.flight.MaxConnections)
 	}
 	return membudget.New(membudget.Options{Total: total, MaxWait: cfg.memoryWait})
 }
 
-// memoryLimit sets the Go runtime's soft memory limit to the budget
-// unless $GOMEMLIMIT is set, and returns the limit in force, for the log;
-// while t's write path maps memory off the heap, the runtime's limit is
-// lowered by as much.
+// memoryLimit sets the Go runtime's soft memory limit to the limit less
+// runtimeSlack unless $GOMEMLIMIT is set, and returns the limit in force,
+// for the log; while t's write path maps memory off the heap, the
+// runtime's limit is lowered by as much (offheap.HeapLimiter).
 func memoryLimit(cfg serveConfig, t *tables.Store) string {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		return v + " ($GOMEMLIMIT)"

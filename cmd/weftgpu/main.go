@@ -38,6 +38,7 @@ import (
 
 	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // manifestVersion is the data's version: prep makes the clips again when a
@@ -390,11 +391,11 @@ func check(args []string) error {
 		}
 	}
 	dur := time.Duration(*secs * float64(time.Second))
-	f16 := &gpu.Normalize{Mean: [3]float32{0.485, 0.456, 0.406}, Std: [3]float32{0.229, 0.224, 0.225}, DType: gpu.Float16}
+	f16 := &pixnorm.Normalize{Mean: [3]float64{0.485, 0.456, 0.406}, Std: [3]float64{0.229, 0.224, 0.225}, DType: pixnorm.Float16}
 	for _, run := range []struct {
 		c    *clip
 		list string
-		norm *gpu.Normalize
+		norm *pixnorm.Normalize
 	}{{bench, *sessions, nil}, {bench, *normSessions, f16}, {av1, *av1Sessions, nil}} {
 		if run.c == nil {
 			continue
@@ -618,7 +619,7 @@ func checkIPC(ctx context.Context, d *gpu.Device, c clip, python, self string) {
 		}
 		var desc gpu.DeviceSlot
 		if err == nil {
-			desc, err = r.Publish(u, 0, []int{1, len(want), h, w, 3}, gpu.Uint8)
+			desc, err = r.Publish(u, 0, []int{1, len(want), h, w, 3}, pixnorm.Uint8)
 		}
 		var b []byte
 		if err == nil {
@@ -745,7 +746,7 @@ func lastLine(b []byte) []byte {
 // throughput: n goroutines, each with its own device buffer, decode
 // windows of 8 consecutive frames at rotating positions of the clip into it
 // (RGB, or normalised with norm, on the device) for dur.
-func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Duration, norm *gpu.Normalize) {
+func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Duration, norm *pixnorm.Normalize) {
 	const T = 8
 	w, h := c.x.Config.Width, c.x.Config.Height
 	es := 1
@@ -800,7 +801,7 @@ func throughput(ctx context.Context, d *gpu.Device, c clip, n int, dur time.Dura
 	after := d.Stats()
 	key := fmt.Sprintf("weft_%s_s%d", c.x.Config.Codec, n)
 	if norm != nil {
-		key = fmt.Sprintf("weft_%s_%s_s%d", c.x.Config.Codec, map[gpu.DType]string{gpu.Float16: "f16", gpu.BFloat16: "bf16", gpu.Float32: "f32"}[norm.DType], n)
+		key = fmt.Sprintf("weft_%s_%s_s%d", c.x.Config.Codec, map[pixnorm.DType]string{pixnorm.Float16: "f16", pixnorm.BFloat16: "bf16", pixnorm.Float32: "f32"}[norm.DType], n)
 	}
 	if e := firstErr.Load(); e != nil {
 		result(key, "error "+e.(error).Error())

@@ -8,15 +8,16 @@ import (
 
 	"github.com/weftdata/weft/gpu"
 	"github.com/weftdata/weft/video"
+	"github.com/weftdata/weft/video/pixnorm"
 )
 
 // checkNormalize: the kernels' normalised write (a window's normalize=,
 // dtype=) for float16, bfloat16 and float32 with ImageNet's mean and std,
-// at the stream's size and resized to 224x224. Two references: gpu.NormalizeRGB
-// of the device's own uint8 RGB of the same frames (the same kernel without
+// at the stream's size and resized to 224x224. Two references: pixnorm's
+// Normalize.RGB of the device's own uint8 RGB of the same frames (the same kernel without
 // normalising): the normalisation's arithmetic, which must give the same
 // bits (the kernel and the reference run the same float32 statements and
-// round to nearest even); and gpu.NormalizeRGB of the Go reference's RGB of
+// round to nearest even); and Normalize.RGB of the Go reference's RGB of
 // NVDEC's own NV12 (gpu.YUV420ToRGB, then gpu.ResizeRGB), end to end: equal
 // wherever the uint8 RGB is (rgb_/rgb_resize_ allow it 1 LSB). ok: the
 // first all equal and the uint8 RGB within 1 LSB of the Go reference.
@@ -27,7 +28,7 @@ func checkNormalize(ctx context.Context, d *gpu.Device, c clip) error {
 		return err
 	}
 	w, h := c.x.Config.Width, c.x.Config.Height
-	mean, std := [3]float32{0.485, 0.456, 0.406}, [3]float32{0.229, 0.224, 0.225}
+	mean, std := [3]float64{0.485, 0.456, 0.406}, [3]float64{0.229, 0.224, 0.225}
 	diff, diffNV12, total, maxULP, maxLSB := 0, 0, 0, int64(0), 0
 	var parts []string
 	for _, sz := range [][2]int{{w, h}, {224, 224}} {
@@ -62,15 +63,15 @@ func checkNormalize(ctx context.Context, d *gpu.Device, c clip) error {
 			dd := int(u8[i]) - int(refU8[i])
 			maxLSB = max(maxLSB, dd, -dd)
 		}
-		for _, dt := range []gpu.DType{gpu.Float16, gpu.BFloat16, gpu.Float32} {
-			n := gpu.Normalize{Mean: mean, Std: std, DType: dt}
+		for _, dt := range []pixnorm.DType{pixnorm.Float16, pixnorm.BFloat16, pixnorm.Float32} {
+			n := pixnorm.Normalize{Mean: mean, Std: std, DType: dt}
 			o := size
 			o.Normalize = &n
 			got, _, err := decodeBack(ctx, d, c, p, want, ow*oh*3*dt.Size(), o)
 			if err != nil {
 				return fmt.Errorf("%s %dx%d: %w", dt, ow, oh, err)
 			}
-			ref, refNV12 := gpu.NormalizeRGB(u8, n), gpu.NormalizeRGB(refU8, n)
+			ref, refNV12 := n.RGB(u8), n.RGB(refU8)
 			if len(ref) != len(got) {
 				return fmt.Errorf("%s %dx%d: %d bytes, the reference has %d", dt, ow, oh, len(got), len(ref))
 			}

@@ -22,7 +22,7 @@
 // takes each uint8 value x just computed in registers to y = (float(x) / 255 - mean[c]) / std[c]
 // (div.rn, sub as add.rn of the negation: IEEE float32, no fused multiply-add), then float16 or
 // bfloat16 by round to nearest even in integer operations (f32_to_f16, f32_to_bf16: no sm_80
-// conversion instruction), the statements of gpu.NormalizeRGB. dst_pitch is in bytes.
+// conversion instruction), the statements of pixnorm.Normalize.RGB. dst_pitch is in bytes.
 //
 // Built to PTX by `make ptx` (gpu/kernels/Makefile.ptx: nvcc, or clang without any CUDA
 // install through -nocudainc); the PTX is embedded in the binary (gpu/kernels/rgb.ptx) and
@@ -61,7 +61,7 @@ static __attribute__((device)) inline unsigned char clamp8(int v)
     return (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-// f32_to_f16 is f as an IEEE half, rounded to nearest even (gpu.Float16Bits).
+// f32_to_f16 is f as an IEEE half, rounded to nearest even (pixnorm.Float16Bits).
 static __attribute__((device)) inline unsigned short f32_to_f16(float f)
 {
     unsigned int x = (unsigned int)WG_BITS(f);
@@ -89,7 +89,7 @@ static __attribute__((device)) inline unsigned short f32_to_f16(float f)
     return (unsigned short)(sign | q);
 }
 
-// f32_to_bf16 is f's top 16 bits rounded to nearest even; a NaN stays a NaN (gpu.BFloat16Bits).
+// f32_to_bf16 is f's top 16 bits rounded to nearest even; a NaN stays a NaN (pixnorm.BFloat16Bits).
 static __attribute__((device)) inline unsigned short f32_to_bf16(float f)
 {
     unsigned int x = (unsigned int)WG_BITS(f);

@@ -14,6 +14,7 @@ can run (CUDA IPC, DLPack on device memory) skips loudly here: it is
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import signal
 import subprocess
@@ -56,6 +57,26 @@ def test_cuda_ipc_needs_cuda_device():
         select_delivery("cuda-ipc", "cpu")
     assert select_delivery("cuda-ipc", "cpu", fake_device_slots=True) == ("cuda-ipc", None)
     assert select_delivery("cuda-ipc", "cpu", fake_device_slots=True, ipc_unavailable=NO_CUDART) == ("cuda-ipc", None)
+
+
+REFUSAL = ("DoExchange: send step 7: step 7 column cam: failed precondition: cuda-ipc delivery cannot serve this "
+           "step: the GPU decode of segment 1 failed: gpu: segment invalid argument: the stream is 32x32")
+
+
+@pytest.mark.parametrize("err,want", [
+    # how pyarrow words FAILED_PRECONDITION
+    (pa.ArrowInvalid(f"gRPC returned precondition failed error, with message: {REFUSAL}. gRPC client debug "
+                     "context: UNKNOWN:Error received from peer. Client context: OK"), REFUSAL),
+    (pa.ArrowException(f"Flight returned failed precondition error, with message: {REFUSAL}"), REFUSAL),
+    # another FAILED_PRECONDITION (a stale release) is not a refusal, nor another code with the words
+    (pa.ArrowInvalid("gRPC returned precondition failed error, with message: DoExchange: slot 1 generation 2 "
+                     "is not held"), None),
+    (pa.ArrowInvalid(f"Flight returned invalid argument error, with message: {REFUSAL}"), None),
+    (pa.ArrowInvalid(REFUSAL), None),
+])
+def test_cuda_ipc_refusal(err, want):
+    from weft._torch import cuda_ipc_refusal
+    assert cuda_ipc_refusal(err) == want
 
 
 def test_cuda_ipc_unavailable_says_why():
@@ -214,6 +235,73 @@ def test_cuda_ipc_codec_the_caps_deny_falls_back(gpu_server_without_av1, tmp_pat
     assert d == "shm"
     assert "av1" in (loader.delivery_fallback or ""), loader.delivery_fallback
     assert len(got) == len(want) and all(torch.equal(g["cam"], w["cam"]) for g, w in zip(got, want))
+
+
+def test_cuda_ipc_refused_mid_run_falls_back(gpu_server, tmp_path, monkeypatch, caplog):
+    """A stream the (fake) NVDEC refuses mid-run: an AV1 clip whose frames change size within its
+    sequence (SVT-AV1 resize-mode=1), after a good one. The run's first steps come in device slots;
+    at the first step with the bad clip flightd ends the exchange with FAILED_PRECONDITION
+    (flight.ErrUnavailableDelivery) and the loader reads the run again from that step on the host
+    path, decoding on the CPU: the trainer gets exactly the steps of delivery="flight", byte for
+    byte, none lost or repeated, and the loader says so once (delivery, delivery_fallback, a
+    warning). The window has a size: the CPU path refuses a batch of 64x64 and 32x32 frames."""
+    if not ref.FFMPEG:
+        _skip("the ffmpeg program is missing")
+    try:
+        import av  # noqa: F401
+    except ImportError:
+        _skip("PyAV is missing: the CPU decode path cannot be compared")
+    d = tmp_path / "clips"
+    d.mkdir()
+    try:
+        paths = {0: ref.make_clip("av1_svt", d), 1: ref.make_clip("av1_svt_resize", d)}
+    except subprocess.CalledProcessError as e:
+        _skip(f"ffmpeg cannot encode with libsvtav1: the mid-run fallback test did not run ({e.stderr!r})")
+    c = weft.Client(gpu_server.location)
+    eps, ts = [], []
+    for e, p in paths.items():
+        clip = ref.demux(p)
+        for pts in clip.frame_pts:
+            eps.append(e)
+            ts.append(pts / clip.timescale)
+    t = c.create_project("robots").branch("main").table("moments")
+    t.append(pa.table({"episode_index": pa.array(eps, pa.int64()), "timestamp": pa.array(ts, pa.float64())}),
+             videos={"cam": {e: str(p) for e, p in paths.items()}})
+    # buffer_rows=0: the rows in block order (one block here): the good episode's steps first
+    recipe = weft.Recipe(seed=5, batch_size=4, shuffle=weft.ShuffleConfig(buffer_rows=0), components=[
+        weft.Component(t, windows=weft.Windows({"cam": weft.Video([-2, 0, 1], size=(64, 64))}))])
+    want_d, want, _ = _read(recipe, "flight")
+    assert want_d == "flight"
+    first_bad = next(i for i, w in enumerate(want) if bool((w["episode_index"] == 1).any()))
+    assert 0 < first_bad < len(want) - 1, "the refusal must come mid-run"
+
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    from weft._device import DeviceSlots
+    served = []  # the steps whose video came in a device slot
+    tensor = DeviceSlots.tensor
+
+    def counting(self, desc):
+        served.append(desc["column"])
+        return tensor(self, desc)
+
+    monkeypatch.setattr(DeviceSlots, "tensor", counting)
+    with caplog.at_level(logging.WARNING, logger="weft"):
+        got_d, got, loader = _read(recipe, "cuda-ipc")
+    assert len(served) == first_bad, f"steps 0..{first_bad - 1} in device slots, then the refusal"
+    assert got_d == "shm", "from the refused step on: host slots, CPU decode"
+    why = loader.delivery_fallback or ""
+    assert f"step {first_bad}" in why and "cuda-ipc delivery cannot serve this step" in why, why
+    warned = [r for r in caplog.records if r.name == "weft" and "cuda-ipc" in r.getMessage()]
+    assert len(warned) == 1, [r.getMessage() for r in warned]
+    print(warned[0].getMessage())
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert set(g) == set(w), i
+        for k in w:
+            if isinstance(w[k], torch.Tensor):
+                assert g[k].dtype == w[k].dtype and torch.equal(g[k], w[k]), (i, k)
+            else:
+                assert g[k] == w[k], (i, k)
 
 
 # The fake clips are 64x48: a downscale, an upscale, and one of each with odd sizes.

@@ -372,6 +372,27 @@ def test_small_steps_travel_inline_by_default(flightd_bin, store, tmp_path):
         d.stop()
 
 
+def _rings_locked_by(pid):
+    """The ring files in /dev/shm on which process pid holds a flock (/proc/locks)."""
+    inodes = set()
+    with open("/proc/locks") as f:
+        for line in f:
+            fields = line.split()
+            # "1: FLOCK  ADVISORY  READ  1234 00:19:5678 0 EOF" (a "->" after the number when blocked)
+            if "->" in fields:
+                fields.remove("->")
+            if len(fields) >= 6 and fields[1] == "FLOCK" and fields[4] == str(pid):
+                inodes.add(int(fields[5].rsplit(":", 1)[1]))
+    rings = set()
+    for r in glob.glob(RINGS):
+        try:
+            if os.stat(r).st_ino in inodes:
+                rings.add(r)
+        except FileNotFoundError:
+            pass
+    return rings
+
+
 def test_a_killed_servers_ring_is_swept_at_restart(server, small):
     """A SIGKILLed flightd cannot unlink its rings: their memory stays in
     /dev/shm. The next flightd to start removes the rings whose owner is
@@ -392,9 +413,11 @@ def test_a_killed_servers_ring_is_swept_at_restart(server, small):
         try:
             it_live, it_dead = iter(live), iter(dead)
             next(it_live)
-            live_rings = set(glob.glob(RINGS)) - before
             next(it_dead)
-            dead_rings = set(glob.glob(RINGS)) - before - live_rings
+            # each server's rings, by the flock it holds on them: other processes on this
+            # machine (tests running beside these) may be making rings in /dev/shm meanwhile
+            live_rings = _rings_locked_by(other.proc.pid) - before
+            dead_rings = _rings_locked_by(server.proc.pid) - before
             assert len(live_rings) == 1 and len(dead_rings) == 1, (live_rings, dead_rings)
             server.kill()
             (ring,) = dead_rings

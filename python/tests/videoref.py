@@ -31,6 +31,13 @@ CLIPS: dict[str, tuple[list[str], tuple[int, int], float, list[str]]] = {
             (64, 96), 1.0, []),
     "av1_10bit": (["-c:v", "libaom-av1", "-cpu-used", "8", "-g", "12", "-pix_fmt", "yuv420p10le", "-movflags", "+faststart"],
                   (64, 96), 1.0, []),
+    # SVT-AV1 (LeRobot's encoder), and the same with reference scaling (resize-mode=1): its frames change
+    # size within the sequence (key frames 64x64, the others 32x32): NVDEC (the fake) refuses it mid-decode.
+    "av1_svt": (["-c:v", "libsvtav1", "-preset", "12", "-g", "10", "-pix_fmt", "yuv420p", "-movflags", "+faststart"],
+                (64, 64), 1.0, []),
+    "av1_svt_resize": (["-c:v", "libsvtav1", "-preset", "12", "-g", "10",
+                        "-svtav1-params", "resize-mode=1:resize-denom=16",
+                        "-pix_fmt", "yuv420p", "-movflags", "+faststart"], (64, 64), 1.0, []),
     "hevc_10bit": (["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error:keyint=10:bframes=2",
                     "-pix_fmt", "yuv420p10le", "-movflags", "+faststart"], (64, 96), 1.0, []),
     # Irregular timestamps (ms): gaps of 9..57 ms, kept as they are.

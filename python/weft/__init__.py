@@ -24,7 +24,7 @@ from ._errors import (Aborted, AlreadyExists, InvalidArgument, NotFound, Permiss
 from ._recipe import Component, Recipe, Rows, ShuffleConfig, Video, Window, Windows, World
 
 if TYPE_CHECKING:
-    from ._checkpoints import Checkpoints
+    from ._checkpoints import Checkpoint, Checkpoints
     from ._convert import fixed_size_binary, to_tensors
     from ._scan import ScanLoader
     from ._spark import WeftDataSource
@@ -33,15 +33,16 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "Aborted", "AlreadyExists", "Checkpoints", "Client", "Commit", "Component", "Connection", "InvalidArgument",
-    "NotFound", "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset", "ScanLoader", "ScanPlan",
-    "ScanRequest", "ServerError", "Shard", "Shards", "ShuffleConfig", "Table", "TrainLoader", "TransformError",
-    "Unauthenticated", "Unavailable", "Video", "WeftDataSource", "WeftError", "Window", "Windows", "World",
-    "compute_shards", "fixed_size_binary", "to_tensors",
+    "Aborted", "AlreadyExists", "Checkpoint", "Checkpoints", "Client", "Commit", "Component", "Connection",
+    "InvalidArgument", "NotFound", "PermissionDenied", "Project", "Recipe", "Ref", "Rows", "ScanDataset",
+    "ScanLoader", "ScanPlan", "ScanRequest", "ServerError", "Shard", "Shards", "ShuffleConfig", "Table",
+    "TrainLoader", "TransformError", "Unauthenticated", "Unavailable", "Video", "WeftDataSource", "WeftError",
+    "Window", "Windows", "World", "compute_shards", "fixed_size_binary", "to_tensors",
 ]
 
-_TORCH = {"Checkpoints": "_checkpoints", "ScanLoader": "_scan", "ScanDataset": "_torch", "TrainLoader": "_torch",
-          "to_tensors": "_convert", "fixed_size_binary": "_convert", "WeftDataSource": "_spark"}
+_TORCH = {"Checkpoint": "_checkpoints", "Checkpoints": "_checkpoints", "ScanLoader": "_scan", "ScanDataset": "_torch",
+          "TrainLoader": "_torch", "to_tensors": "_convert", "fixed_size_binary": "_convert",
+          "WeftDataSource": "_spark"}
 
 
 def __getattr__(name: str) -> Any:

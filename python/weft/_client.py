@@ -444,9 +444,11 @@ class Table:
         process), and returns the commit id. ``format`` is ``"wds"``
         (WebDataset), ``"mds"`` (MosaicML Streaming), ``"hf"`` (Hugging Face
         datasets: save_to_disk or Hub Parquet; ``split="train"`` or
-        ``splits="table"|"column"``); ``source`` an
+        ``splits="table"|"column"``) or ``"lerobot"`` (a LeRobot v2.1 or v3.0
+        dataset: rows, tasks, episodes and every MP4); ``source`` an
         ``s3://BUCKET/PREFIX[/PATTERN]`` URL or a directory under the server's
-        ``--import-root``. ``options`` are the format's (README, Imports), e.g.
+        ``--import-root``. ``options`` are the format's (README.md, "Import
+        datasets you already have"), e.g.
         ``pickle="bytes"``. The server needs write access to the project.
 
         Progress shows with ``tqdm`` when it is installed and ``progress`` is

@@ -6,9 +6,11 @@ from __future__ import annotations
 import base64
 import concurrent.futures as cf
 import json
+import logging
 import multiprocessing
 import os
 import queue
+import re
 import threading
 import time
 import traceback
@@ -23,7 +25,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from ._client import Client, ScanRequest, join_steps, location_uri, scan_batches, scan_steps
 from ._convert import convert, pin, to_device, to_tensors
 from ._device import DeviceSlots, cuda_ipc_unavailable, release_device_message
-from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, translate
+from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, server_message, translate
 from ._recipe import Recipe, World, resolve_world
 from ._slots import Rings, SlotDescriptor, release_message
 from ._video import VideoDecoder
@@ -34,6 +36,31 @@ DELIVERIES = ("auto", "shm", "flight", "cuda-ipc")
 
 
 FAKE_DEVICE_SLOTS_ENV = "WEFT_FAKE_DEVICE_SLOTS"
+
+log = logging.getLogger("weft")
+
+# What flightd's flight.ErrUnavailableDelivery says (FAILED_PRECONDITION): a
+# "cuda-ipc" exchange met a step it cannot serve in device slots (a stream
+# its NVDEC refuses mid-run, frames of different sizes, no larger device
+# ring); the loader asks again from that step on the host path.
+CUDA_IPC_REFUSED = "cuda-ipc delivery cannot serve this step"
+
+
+# pyarrow words FAILED_PRECONDITION "gRPC returned precondition failed error" (an ArrowInvalid).
+_GRPC_STATUS = re.compile(r"gRPC returned ([a-z ]+?) error, with message: (.*)", re.S)
+
+
+def cuda_ipc_refusal(err: BaseException) -> Optional[str]:
+    """flightd's reason when err is a "cuda-ipc" exchange's refusal of a
+    step (FAILED_PRECONDITION, flight.ErrUnavailableDelivery), else None."""
+    code, msg = server_message(err)
+    m = _GRPC_STATUS.search(msg) if not code else None
+    if m:
+        code, msg = m.group(1), re.sub(r"\. (gRPC client debug context|Client context|Detail): .*\Z", "", m.group(2),
+                                       flags=re.S).strip()
+    if code not in ("failed precondition", "precondition failed") or CUDA_IPC_REFUSED not in msg:
+        return None
+    return msg
 
 
 def select_delivery(wanted: str, device_type: str, fake_device_slots: bool = False,
@@ -272,7 +299,13 @@ class TrainLoader:
       own shape. When flightd cannot (no GPU, a codec its NVDEC lacks,
       another host), or this process cannot open CUDA IPC handles
       (neither ``libcudart`` nor ``libcuda``), the loader decodes on the CPU
-      as "auto" does (same frames) and ``loader.delivery_fallback`` says why. The real-GPU half of this has
+      as "auto" does (same frames) and ``loader.delivery_fallback`` says why.
+      When flightd meets, mid-run, a step it cannot decode on the GPU (a
+      stream its NVDEC refuses), the loader reads the run again from that
+      step on the host path, decodes on the CPU, and stays there: the
+      trainer gets exactly the steps of "flight", ``loader.delivery``
+      changes to "shm" (or "flight"), ``delivery_fallback`` names the step
+      and the reason, and a warning goes to the "weft" logger once. The real-GPU half of this has
       never run (no GPU in CI); the protocol runs end to end in CI against
       flightd's fake driver.
     """
@@ -330,6 +363,21 @@ class TrainLoader:
 
     def _want_shm(self) -> bool:
         return self._delivery_wanted != "flight" and self._no_shm is None
+
+    def _cuda_ipc_refused(self, step: int, why: str) -> None:
+        """flightd refused step ``step`` of a "cuda-ipc" exchange (a stream
+        its NVDEC cannot decode, met mid-run): from that step on, for the
+        rest of this loader's life, the run is read on the host path
+        ("auto": host slots, else the plain stream), its video decoded on
+        the CPU and copied to the device from pinned memory, as when the
+        exchange falls back at its start. The steps are the run's, fixed
+        before its first step: the trainer gets exactly those of
+        delivery="flight", none lost or repeated. Said once: a warning on
+        the "weft" logger and ``delivery_fallback``."""
+        self._delivery_wanted = "auto"
+        self.delivery_fallback = (f"cuda-ipc: flightd cannot serve step {step} in device slots ({why}); "
+                                  f"steps {step} on: CPU decode and a pinned host-to-device copy instead (same frames)")
+        log.warning("weft.TrainLoader: run %s: %s", self._run, self.delivery_fallback)
 
     # ------------------------------------------------------------ the run
 
@@ -739,6 +787,12 @@ class _Prefetcher:
                                                   "use delivery='auto' or 'flight'") from None
                             loader._no_shm = str(e)
                             continue  # the same step, by DoGet
+                        except FLIGHT_ERRORS as e:
+                            why = cuda_ipc_refusal(e) if loader._delivery_wanted == "cuda-ipc" else None
+                            if why is None or self.stopping.is_set():
+                                raise
+                            loader._cuda_ipc_refused(self.next, why)
+                            continue  # the same step, on the host path
                     else:
                         with self.lock:
                             if self.stopping.is_set():

@@ -172,8 +172,8 @@ def _picture(frame: Any) -> Picture:
     dtype = np.dtype("<u2") if m.group(3) else np.dtype(np.uint8)
     planes = []
     for p in frame.planes:
-        a = np.frombuffer(p, np.uint8).reshape(p.height, p.line_size)
-        a = a[:, :p.width * dtype.itemsize]
+        rows = np.frombuffer(p, np.uint8).reshape(p.height, p.line_size)
+        a = rows[:, :p.width * dtype.itemsize]
         planes.append(np.ascontiguousarray(a).view(dtype) if dtype.itemsize > 1 else a.copy())
     return Picture(tuple(planes), fmt, int(frame.colorspace), int(frame.color_range), frame.width, frame.height)
 
