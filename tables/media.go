@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -345,6 +346,10 @@ func (a *appendMedia) check(ctx context.Context, rec arrow.RecordBatch, firstRow
 		if err := versions.ValidateSHA256(sha); err != nil {
 			return fmt.Errorf("%w: row %d: %s %s is not a sha256 digest (64 lowercase hex digits)", ErrBadVideoColumn, row, where, errdefs.Quote(sha))
 		}
+		// sha aliases rec's memory, which its release frees (a put's
+		// body is unmapped then: internal/offheap); a.named and a.found
+		// keep their digests until the commit, so they keep copies.
+		sha = strings.Clone(sha)
 		a.named[sha] = true
 		if a.known == nil || !a.known.HasMedia(sha) {
 			missing = append(missing, sha)
