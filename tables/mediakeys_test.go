@@ -58,7 +58,7 @@ func (r *releasingReader) drop() {
 		r.cur = nil
 	}
 }
-func (r *releasingReader) Schema() *arrow.Schema         { return r.schema }
+func (r *releasingReader) Schema() *arrow.Schema          { return r.schema }
 func (r *releasingReader) Record() arrow.RecordBatch      { return r.cur }
 func (r *releasingReader) RecordBatch() arrow.RecordBatch { return r.cur }
 func (r *releasingReader) Err() error                     { return nil }
