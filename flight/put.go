@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -81,11 +82,14 @@ func (s *Service) DoPut(stream arrowflight.FlightService_DoPutServer) error {
 		}
 		var opts tables.AppendOptions
 		if s.appendCheck != nil {
-			if opts.Check, err = s.appendCheck(putCtx, p, t, r.Schema()); err != nil {
-				return err
+			// From the schema the file is written under: the table's, when
+			// it exists, whose field metadata (a video column's weft.kind)
+			// the put's schema may lack (schemas are compared without it).
+			opts.CheckFor = func(schema *arrow.Schema) (tables.BatchCheck, error) {
+				return s.appendCheck(putCtx, p, t, schema)
 			}
 		}
-		if opts.Check == nil {
+		if s.appendCheck == nil || !mayCheck(r.Schema()) {
 			r.SetBodyAllocator(bodies)
 		}
 		// The first batch, for its app_metadata; putReader serves it again.
@@ -225,4 +229,17 @@ func (s *deadlineStream) Recv() (*arrowflight.FlightData, error) {
 	case <-s.ctx.Done():
 		return nil, s.ctx.Err()
 	}
+}
+
+// mayCheck reports whether an append check may keep values of a put with
+// this schema: whether it has a struct column, which a table's video
+// column is (with weft.kind in the table's field metadata, which the put's
+// may lack). Such a put's bodies stay on the Go heap.
+func mayCheck(schema *arrow.Schema) bool {
+	for _, f := range schema.Fields() {
+		if f.Type.ID() == arrow.STRUCT {
+			return true
+		}
+	}
+	return false
 }

@@ -135,6 +135,11 @@ type AppendOptions struct {
 	// is written, with the table's schema and the batch's first row within
 	// the put. An error fails the append; nothing is stored.
 	Check BatchCheck
+	// CheckFor, if set, makes a check (nil: none) from the schema the file
+	// is written under: the table's when the branch has the table (its
+	// field metadata, e.g. a video column's weft.kind, which an append's
+	// schema may lack), else the append's. It runs after Check.
+	CheckFor func(schema *arrow.Schema) (BatchCheck, error)
 }
 
 // Append is AppendWith with only a commit message.
@@ -172,7 +177,7 @@ func (s *Store) AppendWith(ctx context.Context, p versions.ProjectName, b versio
 			return &AppendResult{Commit: prev.Commit, Rows: prev.Rows, Replayed: true}, nil
 		}
 	}
-	pf, err := s.WriteFile(ctx, p, b, t, recs, WriteOptions{Check: opts.Check})
+	pf, err := s.WriteFile(ctx, p, b, t, recs, WriteOptions{Check: opts.Check, CheckFor: opts.CheckFor})
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +213,9 @@ type WriteOptions struct {
 	// Check, if set, is called for every batch, in order, before the batch
 	// is written (see AppendOptions.Check).
 	Check BatchCheck
+	// CheckFor, if set, makes a second check from the schema the file is
+	// written under (see AppendOptions.CheckFor).
+	CheckFor func(schema *arrow.Schema) (BatchCheck, error)
 	// SkipIncompressible stores uncompressed each binary column (top
 	// level or in a struct) whose values in the first batch zstd does not
 	// shrink by 10 % (JPEG, PNG, MP4, random bytes): compressing them
@@ -280,12 +288,23 @@ func (s *Store) WriteFile(ctx context.Context, p versions.ProjectName, b version
 	if err != nil {
 		return nil, fmt.Errorf("append to %s/%s: %w", p, t, err)
 	}
+	var checkFor BatchCheck
+	if opts.CheckFor != nil {
+		if checkFor, err = opts.CheckFor(schema); err != nil {
+			return nil, fmt.Errorf("append to %s/%s: %w", p, t, err)
+		}
+	}
 	check := func(ctx context.Context, rec arrow.RecordBatch, firstRow int64) error {
 		if err := media.check(ctx, rec, firstRow); err != nil {
 			return err
 		}
 		if opts.Check != nil {
-			return opts.Check(ctx, schema, rec, firstRow)
+			if err := opts.Check(ctx, schema, rec, firstRow); err != nil {
+				return err
+			}
+		}
+		if checkFor != nil {
+			return checkFor(ctx, schema, rec, firstRow)
 		}
 		return nil
 	}
