@@ -334,7 +334,8 @@ class DeviceSlots:
                 os.close(lock)  # the fake's handle is closed: its flock goes
             self._locks.clear()
             if self._rt is not None:  # pragma: no cover - needs a GPU
-                torch.cuda.synchronize(self.device)
+                if self.device.type == "cuda":  # (a CPU device only in the ctypes tests)
+                    torch.cuda.synchronize(self.device)  # no queued work reads a slot once its handle is closed
                 for ptr in self._ptrs.values():
                     self._rt.close_mem(ptr)
                 for ev in self._events.values():  # an opened IPC event is the opener's to destroy
