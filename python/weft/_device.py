@@ -22,8 +22,9 @@ slot's memory, without copying:
   tensors are CPU tensors of the same shape, so that CI tests the protocol
   end to end.
 
-Tensors are valid until the next step (their slot goes back then): call
-``.clone()`` to keep one.
+Tensors are valid until the trainer takes the next step (their slot goes
+back then), or the iteration ends, or the loader closes (the handles are
+closed then): call ``.clone()`` to keep one.
 
 Each step's descriptor has its own shape and offset: steps of one exchange
 may differ in frame size (a mix of tables whose cameras differ). A step
