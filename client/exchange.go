@@ -32,8 +32,29 @@ func (c *Client) ReadRankShm(ctx context.Context, ep RankEndpoint) iter.Seq2[*St
 }
 
 // ReadRankExchange is ReadRankShm with the delivery to ask for:
-// DeliveryShm, or DeliveryFlight for the plain stream over DoExchange.
+// DeliveryShm, DeliveryFlight for the plain stream over DoExchange, or
+// DeliveryCudaIPC (Step.Device). A step's slots are released when the loop
+// continues, and the exchange ends (flightd then frees its slots) when
+// the loop ends: after the run's last step, at a break or at an error. A
+// consumer that opens the device slots' IPC handles must close them
+// before that: ReadRankDevice says when.
 func (c *Client) ReadRankExchange(ctx context.Context, ep RankEndpoint, delivery string) iter.Seq2[*Step, error] {
+	return c.ReadRankDevice(ctx, ep, delivery, nil)
+}
+
+// ReadRankDevice is ReadRankExchange for a consumer that opens the device
+// slots' IPC handles (cuIpcOpenMemHandle, once per slot, kept across
+// steps) and their events: closeDevice, when not nil, is called once,
+// before the client ends its side of the exchange, when every step it
+// yielded is released: at the server's end message (after the run's last
+// step, or before a step the server refuses, whose error comes after), at
+// a break out of the loop, and at an error. It must close every handle
+// opened (cuIpcCloseMemHandle) and destroy every event opened, after the
+// work that reads the slots is done: flightd frees the slots' memory when
+// the call ends, and freeing memory another process still has open is
+// undefined behaviour on CUDA (docs/gpu.md, "The end of an exchange").
+// Its error is yielded (unless the loop was broken).
+func (c *Client) ReadRankDevice(ctx context.Context, ep RankEndpoint, delivery string, closeDevice func() error) iter.Seq2[*Step, error] {
 	return func(yield func(*Step, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -42,8 +63,18 @@ func (c *Client) ReadRankExchange(ctx context.Context, ep RankEndpoint, delivery
 			yield(nil, err)
 			return
 		}
+		x.closeDevice = closeDevice
 		defer x.close()
-		x.steps(yield)
+		live := true // the loop goes on (a yield after a break would panic)
+		x.steps(func(st *Step, err error) bool {
+			live = live && yield(st, err)
+			return live
+		})
+		// A break or an error: the handles close before the deferred
+		// cancel ends the call.
+		if err := x.endDevice(); err != nil && live {
+			yield(nil, err)
+		}
 	}
 }
 
@@ -55,6 +86,22 @@ type rankExchange struct {
 	rdr    *ipc.Reader
 	header *SlotsHeader // nil: plain delivery
 	mapped []byte       // the ring, mapped read-only
+	// closeDevice closes what the consumer opened of the device slots
+	// (ReadRankDevice); called once, by endDevice.
+	closeDevice func() error
+}
+
+// endDevice calls closeDevice once (nil after).
+func (x *rankExchange) endDevice() error {
+	f := x.closeDevice
+	x.closeDevice = nil
+	if f == nil {
+		return nil
+	}
+	if err := f(); err != nil {
+		return fmt.Errorf("close the device slots: %w", err)
+	}
+	return nil
 }
 
 func (c *Client) openExchange(ctx context.Context, ticket []byte, delivery string) (*rankExchange, error) {
@@ -232,7 +279,14 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 			err := json.Unmarshal(fd.GetAppMetadata(), &meta)
 			switch {
 			case err == nil && meta.End:
-				// The last message: end our side, so the server ends the call.
+				// The last message: every step yielded is released (each
+				// when the loop continued); the consumer's device handles
+				// close, then our side ends, so the server ends the call
+				// and frees the slots.
+				if err := x.endDevice(); err != nil {
+					yield(nil, err)
+					return
+				}
 				if err := x.stream.CloseSend(); err != nil {
 					yield(nil, fromWire(err))
 					return

@@ -112,18 +112,43 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 		if err := stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
 			return err
 		}
-		select {
-		case <-x.done:
-		case <-ctx.Done():
-		case <-time.After(exchangeEndWait):
-		}
+		x.awaitClientEnd(ctx)
 	}
 	return err
 }
 
-// exchangeEndWait bounds how long a finished exchange waits for its
-// client to end its side of the stream.
+// exchangeEndWait bounds how long a finished exchange without device
+// slots waits for its client to end its side of the stream.
 const exchangeEndWait = 30 * time.Second
+
+// awaitClientEnd waits, once the end message is sent, for the client to
+// end its side (x.done) or for the call to end (ctx: the client cancelled,
+// or died). The rings are freed after it (closeRing), so this is the
+// order at an exchange's end (docs/gpu.md, "The end of an exchange"):
+//
+//   - with device slots, it waits without a bound. The client ends its
+//     side only once every step it handed on is released and it closed
+//     the slots' IPC handles; a trainer may hold up to its prefetch of
+//     steps for as long as its steps take, and on CUDA freeing memory
+//     another process still has open is undefined behaviour. A dead
+//     client's call ends (its connection goes), and with it its
+//     mappings: its slots are freed then.
+//   - with host slots only, it waits at most exchangeEndWait: a client's
+//     mapping of the ring stays valid after the ring's file is unlinked.
+func (x *exchange) awaitClientEnd(ctx context.Context) {
+	x.mu.Lock()
+	device := len(x.drings) > 0
+	x.mu.Unlock()
+	var bound <-chan time.Time
+	if !device {
+		bound = time.After(exchangeEndWait)
+	}
+	select {
+	case <-x.done:
+	case <-ctx.Done():
+	case <-bound:
+	}
+}
 
 // isLocalPeer says whether the call's peer is on this host: a loopback IP
 // or a unix socket.
@@ -558,15 +583,20 @@ func (k *shmSink) close() error {
 }
 
 // closeRing releases every slot, unmaps and unlinks the ring (if one was
-// made) and returns its bytes to the budget. The client's mapping stays
-// readable until it unmaps it.
+// made) and returns its bytes to the budget, and frees the device rings.
+// The client's mapping of the host ring stays readable until it unmaps
+// it; the device rings' memory must not be in use any more (it runs when
+// the call ends, after awaitClientEnd).
 func (x *exchange) closeRing() {
 	x.mu.Lock()
 	ring, drings := x.ring, x.drings
 	x.mu.Unlock()
 	for _, dring := range drings {
 		dring.ReleaseAll()
-		if err := dring.Close(); err != nil {
+		if err := dring.Close(); errors.Is(err, gpu.ErrStillOpen) {
+			// Only the fake sees it; on CUDA this would be a use after free.
+			x.s.log.Error("device slot freed while the client still had its IPC handle open", "err", err)
+		} else if err != nil {
 			x.s.log.Warn("close a device slot ring", "err", err)
 		}
 	}

@@ -7,12 +7,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -442,4 +444,107 @@ func TestExchangeCudaIPCFrameSizes(t *testing.T) {
 		require.ErrorIs(t, err, os.ErrNotExist, "both rings' slots are freed when the exchange ends")
 	}
 	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
+}
+
+// TestExchangeCudaIPCEndOrder: the order at an exchange's end (docs/gpu.md,
+// "The end of an exchange"). A consumer that opens the device slots'
+// handles (the fake's: a shared flock on each slot's file, gpu.OpenShmHandle)
+// and closes them in ReadRankDevice's closeDevice, at the end or at a break,
+// closes them before flightd frees the slots: the fake's Free finds none
+// open. One that closes them after the loop (after the call ended) is what
+// the fake catches: flightd freed slots still open (gpu.ErrStillOpen).
+func TestExchangeCudaIPCEndOrder(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	require.Greater(t, run.Record.Steps, int64(2))
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem})
+
+	// read opens each slot's handle at its first use and keeps it open
+	// across steps (as the Python loader does); closeDevice closes them.
+	type reader struct {
+		open map[int]*gpu.ShmHandle
+	}
+	newReader := func() *reader { return &reader{open: map[int]*gpu.ShmHandle{}} }
+	closeAll := func(r *reader) func() error {
+		return func() error {
+			var err error
+			for _, h := range r.open {
+				err = errors.Join(err, h.Close())
+			}
+			return err
+		}
+	}
+	step := func(t *testing.T, r *reader, st *client.Step) {
+		require.Len(t, st.Device, 1)
+		var ds gpu.DeviceSlot
+		require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+		if ds.IPCHandle != "" {
+			path, err := base64.StdEncoding.DecodeString(ds.IPCHandle)
+			require.NoError(t, err)
+			h, err := gpu.OpenShmHandle(path)
+			require.NoError(t, err)
+			r.open[ds.Slot] = h
+		}
+		h := r.open[ds.Slot]
+		require.NotNil(t, h, "slot %d used before its handle came", ds.Slot)
+		require.Greater(t, len(h.Mem), int(ds.Offset))
+	}
+	for _, tc := range []struct {
+		name      string
+		breakAt   int64 // -1: read to the end
+		closeLate bool  // close the handles after the loop (wrong), not in closeDevice
+		stillOpen int   // the frees that found a handle open
+	}{
+		{name: "closed_at_the_end", breakAt: -1},
+		{name: "closed_at_a_break", breakAt: 1},
+		{name: "closed_after_the_loop_is_caught", breakAt: -1, closeLate: true, stillOpen: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := mem.StillOpen()
+			r := newReader()
+			closeDevice := closeAll(r)
+			if tc.closeLate {
+				closeDevice = nil
+			}
+			n := int64(0)
+			for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], client.DeliveryCudaIPC, closeDevice) {
+				require.NoError(t, err)
+				step(t, r, st)
+				n++
+				if n-1 == tc.breakAt {
+					break
+				}
+			}
+			if tc.breakAt < 0 {
+				require.Equal(t, run.Record.Steps, n)
+			}
+			if tc.closeLate {
+				require.NoError(t, closeAll(r)())
+			}
+			// the ring is freed when the call ends (a break's cancel reaches the server a little later)
+			require.Eventually(t, func() bool { return len(dslotFiles(t, mem.Dir)) == 0 }, 20*time.Second, 10*time.Millisecond)
+			if tc.stillOpen > 0 {
+				require.GreaterOrEqual(t, mem.StillOpen()-before, tc.stillOpen, "the fake catches a free of a slot still open")
+			} else {
+				require.Equal(t, before, mem.StillOpen(), "no slot freed while its handle was open")
+			}
+		})
+	}
+}
+
+// dslotFiles are the fake's device slot files in dir.
+func dslotFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "weft-dslot-*"))
+	require.NoError(t, err)
+	return m
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -301,11 +300,11 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 // device slots (ErrUnavailableDelivery, which the caller then returns:
 // the client asks again from that step with "shm"). The earlier steps'
 // messages may still be on their way, and their device slots (and host
-// slots) must outlive the client's opening them: so the end message goes
+// slots) must outlive the client's use of them: so the end message goes
 // first, as after a run's last step, and the call ends (freeing the rings)
-// only once the client has ended its side, which it does on reading that
-// message, after every step before it (or when ctx ends, or after
-// exchangeEndWait).
+// only once the client has ended its side, which it does after that
+// message, once it has released every step before it and closed its IPC
+// handles, or when ctx ends (awaitClientEnd).
 func (k *cudaSink) refuse(ctx context.Context, run mix.RunID) error {
 	meta, err := json.Marshal(client.ExchangeEnd{Run: string(run), End: true})
 	if err != nil {
@@ -314,11 +313,7 @@ func (k *cudaSink) refuse(ctx context.Context, run mix.RunID) error {
 	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
 		return nil // the client is gone: nothing to wait for; the refusal is the error
 	}
-	select {
-	case <-k.x.done:
-	case <-ctx.Done():
-	case <-time.After(exchangeEndWait):
-	}
+	k.x.awaitClientEnd(ctx)
 	return nil
 }
 

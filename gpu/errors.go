@@ -37,4 +37,10 @@ var (
 	ErrStaleGeneration = slottable.ErrStaleGeneration
 	// ErrNotHeld: a release of a slot that is not held (a double release).
 	ErrNotHeld = slottable.ErrNotHeld
+	// ErrStillOpen: device memory was freed while another process still
+	// had its IPC handle open (undefined behaviour on CUDA). Only the CPU
+	// fake (ShmMemory) can see it: its importers hold a shared flock on
+	// the slot's file while their handle is open (OpenShmHandle, the
+	// Python loader's fake mapping).
+	ErrStillOpen = fmt.Errorf("gpu: device memory freed while another process has its IPC handle open: %w", errdefs.ErrFailedPrecondition)
 )

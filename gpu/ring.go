@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -111,7 +112,7 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 	r = &DeviceRing{mem: mem, opts: opts, lease: lease}
 	defer func() {
 		if err != nil {
-			r.freeAll()
+			_ = r.freeAll()
 			lease.Release()
 		}
 	}()
@@ -133,14 +134,16 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 	return r, nil
 }
 
-func (r *DeviceRing) freeAll() {
+func (r *DeviceRing) freeAll() error {
+	var err error
 	for _, reg := range r.regions {
-		_ = r.mem.Free(reg)
+		err = errors.Join(err, r.mem.Free(reg))
 	}
 	for _, ev := range r.events {
-		_ = r.mem.DestroyEvent(ev)
+		err = errors.Join(err, r.mem.DestroyEvent(ev))
 	}
 	r.regions, r.events = nil, nil
+	return err
 }
 
 // Slots is the ring's slot count; SlotBytes each slot's size; FirstSlot
@@ -253,8 +256,13 @@ func (r *DeviceRing) Publish(u SlotUse, offset int64, shape []int, dtype pixnorm
 	return d, nil
 }
 
-// Close frees the slots (a client's open handles stay valid on CUDA until
-// it closes them) and returns the bytes to the budget. It is idempotent.
+// Close frees the slots and returns the bytes to the budget. It is
+// idempotent. Call it only once the client can no longer use the slots:
+// it released them and closed their IPC handles, or its process is gone
+// (the exchange ended). On CUDA, freeing memory that another process
+// still has open (cuIpcOpenMemHandle) is undefined behaviour
+// (docs/gpu.md, "The end of an exchange"); on the CPU fake it is
+// ErrStillOpen, and every region is freed all the same.
 func (r *DeviceRing) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -262,7 +270,10 @@ func (r *DeviceRing) Close() error {
 		return nil
 	}
 	r.mu.closed = true
-	r.freeAll()
+	err := r.freeAll()
 	r.lease.Release()
+	if err != nil {
+		return fmt.Errorf("gpu: device ring: %w", err)
+	}
 	return nil
 }

@@ -1,9 +1,13 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/weftdata/weft/internal/shmfile"
 )
@@ -17,13 +21,21 @@ import (
 // hex digits and held by their creator's owner lock (internal/shmfile);
 // those of a process that died before it freed them (a killed test or
 // server) are removed by Sweep.
+//
+// It also checks the order CUDA needs at the end of an exchange: an
+// importer holds a shared flock on the slot's file while its handle is
+// open (OpenShmHandle; the Python loader's fake mapping), and Free of a
+// region whose file another process still holds so fails with
+// ErrStillOpen (after freeing it all the same) and counts it in
+// StillOpen: on CUDA that free would be undefined behaviour.
 type ShmMemory struct {
 	Dir string
 
-	mu     sync.Mutex
-	maps   map[uint64]shmRegion
-	events map[uint64]int
-	nextEv uint64
+	mu        sync.Mutex
+	maps      map[uint64]shmRegion
+	events    map[uint64]int
+	nextEv    uint64
+	stillOpen int
 }
 
 // dslotPrefix starts the name of each ShmMemory file.
@@ -73,7 +85,9 @@ func (m *ShmMemory) Bytes(r Region) []byte {
 	return m.maps[r.Ptr].mem
 }
 
-// Free unmaps and removes the region's file.
+// Free unmaps and removes the region's file. When an importer still
+// holds the file (its handle open: see ShmMemory), the file is removed
+// all the same and Free returns ErrStillOpen.
 func (m *ShmMemory) Free(r Region) error {
 	m.mu.Lock()
 	s, ok := m.maps[r.Ptr]
@@ -82,7 +96,83 @@ func (m *ShmMemory) Free(r Region) error {
 	if !ok {
 		return fmt.Errorf("%w: free of unknown region %#x", ErrInvalidSegment, r.Ptr)
 	}
-	return s.file.Remove()
+	var err error
+	unshared, lerr := s.file.Unshared()
+	switch {
+	case lerr != nil:
+		err = lerr
+	case !unshared:
+		m.mu.Lock()
+		m.stillOpen++
+		m.mu.Unlock()
+		err = fmt.Errorf("%w: %s", ErrStillOpen, s.file.Path)
+	}
+	return errors.Join(err, s.file.Remove())
+}
+
+// StillOpen counts the frees that found the region's handle still open in
+// another process (ErrStillOpen).
+func (m *ShmMemory) StillOpen() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stillOpen
+}
+
+// ShmHandle is an importer's open handle of a ShmMemory region (the fake
+// of cuIpcOpenMemHandle): the slot's file mapped read-only, and a shared
+// flock on it until Close (the fake of cuIpcCloseMemHandle), which the
+// owner's Free checks.
+type ShmHandle struct {
+	Mem []byte
+	f   *os.File
+}
+
+// OpenShmHandle opens a region by its handle (ExportMem's file path).
+func OpenShmHandle(handle []byte) (h *ShmHandle, err error) {
+	f, err := os.OpenFile(string(handle), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: open fake device memory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+		}
+	}()
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_SH)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: lock fake device memory %s: %w", f.Name(), err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: fake device memory: %w", err)
+	}
+	if fi.Size() < 1 {
+		return nil, fmt.Errorf("%w: fake device memory %s is empty", ErrInvalidSegment, f.Name())
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: map fake device memory %s: %w", f.Name(), err)
+	}
+	return &ShmHandle{Mem: mem, f: f}, nil
+}
+
+// Close unmaps the region and lets go of the file. It is idempotent.
+func (h *ShmHandle) Close() error {
+	var err error
+	if h.Mem != nil {
+		err = unix.Munmap(h.Mem)
+		h.Mem = nil
+	}
+	if h.f != nil {
+		err = errors.Join(err, h.f.Close())
+		h.f = nil
+	}
+	return err
 }
 
 // ExportMem is the region's file path.

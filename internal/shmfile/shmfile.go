@@ -99,6 +99,28 @@ func flockShared(f *os.File) error {
 	}
 }
 
+// Unshared says whether no other open file of the file holds a flock on
+// it: the owner lock is made exclusive without waiting. A reader that
+// holds a shared flock while it has the file open (the fake's importer of
+// a device slot, gpu.OpenShmHandle and python/weft/_device.py: the CPU
+// fake of an open CUDA IPC handle) makes it false. Either way the owner
+// lock is shared again when it returns (Linux drops the shared lock before
+// it tries the exclusive one: it is taken again, waiting, which a Sweep
+// cannot make long, as it never waits for its own lock).
+func (x *File) Unshared() (bool, error) {
+	if x.f == nil {
+		return false, fmt.Errorf("shmfile: %s is removed", x.Path)
+	}
+	err := unix.Flock(int(x.f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err != nil && !errors.Is(err, unix.EWOULDBLOCK) {
+		return false, fmt.Errorf("shmfile: lock %s: %w", x.Path, err)
+	}
+	if serr := flockShared(x.f); serr != nil {
+		return false, fmt.Errorf("shmfile: lock %s again: %w", x.Path, serr)
+	}
+	return err == nil, nil
+}
+
 // Remove unmaps and unlinks the file and drops its owner lock. A reader's
 // own mapping stays valid until it unmaps.
 func (x *File) Remove() error {
@@ -127,7 +149,9 @@ func (x *File) Remove() error {
 // the owner's shared flock holds; Sweep takes an exclusive one without
 // waiting, and only a file it can lock is removed (a lock is released
 // when its holder dies, whatever its PID namespace; readers that merely
-// map a file hold none). It returns the files and bytes removed.
+// map a file hold none, and a reader that holds a shared flock, the fake's
+// open IPC handle, keeps the file until it lets go). It returns the files
+// and bytes removed.
 func Sweep(dir, prefix string) (files int, bytes int64, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {

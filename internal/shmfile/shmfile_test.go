@@ -172,3 +172,33 @@ func TestSweepRacesCreate(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left)
 }
+
+// TestUnshared: the owner sees whether another open file of its file
+// holds a flock (an importer's open handle), and keeps its owner lock
+// either way: Sweep still cannot take the file.
+func TestUnshared(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f, err := shmfile.Create(dir, "weft-test-", 4096)
+	require.NoError(t, err)
+	defer f.Remove()
+	ok, err := f.Unshared()
+	require.NoError(t, err)
+	require.True(t, ok)
+	r, err := os.Open(f.Path)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Flock(int(r.Fd()), syscall.LOCK_SH))
+	ok, err = f.Unshared()
+	require.NoError(t, err)
+	require.False(t, ok, "a reader holds the file")
+	require.NoError(t, r.Close())
+	files, _, err := shmfile.Sweep(dir, "weft-test-")
+	require.NoError(t, err)
+	require.Zero(t, files, "the owner lock holds after Unshared")
+	ok, err = f.Unshared()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, f.Remove())
+	_, err = f.Unshared()
+	require.Error(t, err)
+}

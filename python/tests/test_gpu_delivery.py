@@ -13,6 +13,7 @@ can run (CUDA IPC, DLPack on device memory) skips loudly here: it is
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import logging
 import os
@@ -138,6 +139,17 @@ def _gpu_server(flightd_bin, store, tmp_path, fake_driver):
     rc = d.stop()
     print(d.log_text()[-20000:])
     assert rc in (0, None, -signal.SIGKILL), f"flightd exited with {rc}"
+    # every test on the fake: no device slot was freed while a loader still had its handle open
+    assert not _still_open(d), "flightd freed a device slot whose IPC handle a loader still had open"
+
+
+# flightd's log line when its fake (gpu.ShmMemory) frees a device slot that a
+# client still holds open (its shared flock): on CUDA, a use after free.
+STILL_OPEN = "device slot freed while the client still had its IPC handle open"
+
+
+def _still_open(server) -> list[str]:
+    return [line for line in server.log_text().splitlines() if STILL_OPEN in line]
 
 
 @pytest.fixture
@@ -469,3 +481,73 @@ def test_cuda_ipc_normalized_on_device(video_recipe, monkeypatch, dtype, size):
         gi = _int_view(g["cam"]).numpy()
         assert (gi == rule.view(gi.dtype)).all(), f"step {i}: not the rule applied to the device's uint8"
         assert int((du["cam"].to(torch.int16) - cu["cam"].to(torch.int16)).abs().max()) <= 1, i
+
+
+def _freed(paths, polls=200) -> bool:
+    """Whether every file of paths is gone (the server freed the ring), waiting up to 20 s (no timing asserted)."""
+    for _ in range(polls):
+        if not any(os.path.exists(p) for p in paths):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# The end of an exchange (docs/gpu.md, "The end of an exchange"): flightd sends the end message
+# after the last step, while up to `prefetch` steps still wait in the loader's queue on device
+# slots and the trainer holds one. The loader ends the call only once every step it handed on is
+# released and it closed the slots' handles (the fake: let go of their flocks); flightd frees
+# the ring only then. The fake's free of a slot still held fails loudly (STILL_OPEN in its log).
+@pytest.mark.parametrize("prefetch", [2, 4])
+def test_cuda_ipc_end_frees_after_the_loader(gpu_server, video_recipe, monkeypatch, prefetch):
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    recipe = dataclasses.replace(video_recipe, steps=prefetch + 1)  # a short run: the end comes with the queue full
+    with weft.TrainLoader(recipe, delivery="cuda-ipc", prefetch=prefetch, decode_threads=1) as loader:
+        steps = loader.steps
+        assert steps == prefetch + 1
+        it = iter(loader)
+        batches = [next(it) for _ in range(steps)]  # every step; the iteration has not ended
+        assert loader.delivery == "cuda-ipc", loader.delivery_fallback
+        dev = loader._device_slots
+        paths = dev.paths
+        assert paths and dev.opened
+        # the prefetcher has read the end message (the queue is empty); the trainer holds the last step
+        for _ in range(100):
+            if loader._active is not None and loader._active.out.empty() and not loader._active.thread.is_alive():
+                break
+            up = getattr(loader._active, "up", None)
+            if up is not None and up.server_done:
+                break
+            time.sleep(0.05)
+        last = batches[-1]["cam"].clone()
+        assert all(os.path.exists(p) for p in paths), "flightd freed a device slot the trainer still holds"
+        assert torch.equal(batches[-1]["cam"], last)
+        assert not _still_open(gpu_server)
+        with pytest.raises(StopIteration):
+            next(it)  # the trainer lets the last step go: the loader closes its handles, then the call ends
+        assert dev.closed and not dev.opened
+    assert _freed(paths), "the device ring is freed when the exchange ends"
+    assert not _still_open(gpu_server), "flightd freed a device slot whose handle the loader still had open"
+
+
+@pytest.mark.parametrize("how", ["break", "close"])
+def test_cuda_ipc_stopped_early_closes_before_the_call_ends(gpu_server, video_recipe, monkeypatch, how):
+    """A trainer that stops before the run's end (a break out of the loop, or close() while it
+    holds a step): the loader closes the device slots' handles before it cancels the call."""
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    loader = weft.TrainLoader(video_recipe, delivery="cuda-ipc", prefetch=3, decode_threads=1)
+    try:
+        it = iter(loader)
+        b = next(it)
+        assert loader.delivery == "cuda-ipc", loader.delivery_fallback
+        assert b["cam"].shape[1] == 3
+        dev = loader._device_slots
+        paths = dev.paths
+        if how == "break":
+            it.close()  # what a `break` out of `for batch in loader` does to the generator
+        else:
+            loader.close()
+        assert dev.closed and not dev.opened
+    finally:
+        loader.close()
+    assert _freed(paths), "the device ring is freed when the exchange ends"
+    assert not _still_open(gpu_server), "flightd freed a device slot whose handle the loader still had open"

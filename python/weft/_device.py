@@ -22,8 +22,9 @@ slot's memory, without copying:
   tensors are CPU tensors of the same shape, so that CI tests the protocol
   end to end.
 
-Tensors are valid until the next step (their slot goes back then): call
-``.clone()`` to keep one.
+Tensors are valid until the trainer takes the next step (their slot goes
+back then), or the iteration ends, or the loader closes (the handles are
+closed then): call ``.clone()`` to keep one.
 
 Each step's descriptor has its own shape and offset: steps of one exchange
 may differ in frame size (a mix of tables whose cameras differ). A step
@@ -33,13 +34,25 @@ names one memory for the whole exchange, so what is opened per index (its
 memory, its event) stays right, and the new slots' handles come with their
 first use like any slot's. Every slot opened stays open until the exchange
 ends (``close``).
+
+The order at the end of an exchange (docs/gpu.md, "The end of an
+exchange"): flightd frees a slot's memory only when the call ends, and
+the loader ends the call only after ``close``: every step handed on is
+released, the device is synchronised (no queued work still reads a slot),
+every IPC handle is closed (``cudaIpcCloseMemHandle``) and every opened
+event destroyed. With the fake, an open handle is a shared ``flock`` on
+the slot's file, held from its opening to ``close``: flightd's fake
+(``gpu.ShmMemory.Free``) fails loudly when it frees a slot that a client
+still holds so.
 """
 
 from __future__ import annotations
 
 import base64
 import ctypes
+import fcntl
 import mmap
+import threading
 import os
 from typing import Any, Optional
 
@@ -208,10 +221,21 @@ class DeviceSlots:
     def __init__(self, device: torch.device):
         self.device = device
         self._maps: dict[int, mmap.mmap] = {}  # fake: slot → its file, mapped
+        self._locks: dict[int, int] = {}  # fake: slot → a descriptor holding a shared flock (the open handle)
         self._paths: dict[int, str] = {}
         self._ptrs: dict[int, int] = {}  # CUDA: slot → opened pointer
         self._events: dict[str, int] = {}  # event handle (base64) → opened event
         self._rt: Optional[_CudaRT] = None
+        # tensor() runs in the loader's reading thread, close() in whichever
+        # thread lets the last step go (or the one stopping the loader)
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @property
+    def opened(self) -> int:
+        """How many slots' handles are open now."""
+        with self._lock:
+            return len(self._locks) + len(self._ptrs)
 
     @property
     def paths(self) -> list[str]:
@@ -226,9 +250,12 @@ class DeviceSlots:
         if dtype not in DTYPES or len(shape) != len(strides):
             raise WeftError(f"cuda-ipc: descriptor {desc!r}: only {', '.join(DTYPES)} tensors with strides per dimension")
         handle = base64.b64decode(desc["ipc_handle"]) if desc.get("ipc_handle") else None
-        if is_fake(desc):
-            return _view(self._fake(slot, handle, shape, strides, offset, DTYPES[dtype][0]), dtype)
-        return _view(self._cuda(slot, handle, desc, shape, strides, offset, DTYPES[dtype][0]), dtype)
+        with self._lock:
+            if self.closed:
+                raise WeftError("cuda-ipc: the exchange's device slots are closed")
+            if is_fake(desc):
+                return _view(self._fake(slot, handle, shape, strides, offset, DTYPES[dtype][0]), dtype)
+            return _view(self._cuda(slot, handle, desc, shape, strides, offset, DTYPES[dtype][0]), dtype)
 
     def _fake(self, slot: int, handle: Optional[bytes], shape: list[int], strides: list[int], offset: int,
               typestr: str) -> torch.Tensor:
@@ -240,11 +267,24 @@ class DeviceSlots:
                     old.close()
                 except BufferError:
                     pass  # a tensor still views it: the mapping goes with it
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+            old_lock = self._locks.pop(slot, None)
+            if old_lock is not None:
+                os.close(old_lock)
+            # The fake's open handle: a shared flock on a descriptor of its
+            # own (not the mapping's), held until close (the fake's
+            # cudaIpcCloseMemHandle), which flightd's fake checks at free.
+            lock = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
             try:
-                self._maps[slot] = mmap.mmap(fd, os.fstat(fd).st_size)
-            finally:
-                os.close(fd)
+                fcntl.flock(lock, fcntl.LOCK_SH)
+                fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+                try:
+                    self._maps[slot] = mmap.mmap(fd, os.fstat(fd).st_size)
+                finally:
+                    os.close(fd)
+            except BaseException:
+                os.close(lock)
+                raise
+            self._locks[slot] = lock
             self._paths[slot] = path
         mm = self._maps.get(slot)
         if mm is None:
@@ -276,16 +316,30 @@ class DeviceSlots:
             return torch.as_tensor(_CudaArray(ptr + offset, shape, strides, typestr), device=self.device)
 
     def close(self) -> None:
-        for mm in self._maps.values():
-            try:
-                mm.close()
-            except BufferError:
-                pass  # a tensor still views it: the mapping goes with it
-        self._maps.clear()
-        if self._rt is not None:  # pragma: no cover - needs a GPU
-            for ptr in self._ptrs.values():
-                self._rt.close_mem(ptr)
-            for ev in self._events.values():  # an opened IPC event is the opener's to destroy
-                self._rt.destroy_event(ev)
-        self._ptrs.clear()
-        self._events.clear()
+        """Closes every handle opened (idempotent; later ``tensor`` calls
+        fail). Call it once no step's tensors are used any more: the loader
+        does, once every step it handed on is released, and only then ends
+        the exchange (flightd then frees the slots). On CUDA the device is
+        synchronised first, so that no work still queued reads a slot."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            for mm in self._maps.values():
+                try:
+                    mm.close()
+                except BufferError:
+                    pass  # a tensor still views it: the mapping goes with it
+            self._maps.clear()
+            for lock in self._locks.values():
+                os.close(lock)  # the fake's handle is closed: its flock goes
+            self._locks.clear()
+            if self._rt is not None:  # pragma: no cover - needs a GPU
+                if self.device.type == "cuda":  # (a CPU device only in the ctypes tests)
+                    torch.cuda.synchronize(self.device)  # no queued work reads a slot once its handle is closed
+                for ptr in self._ptrs.values():
+                    self._rt.close_mem(ptr)
+                for ev in self._events.values():  # an opened IPC event is the opener's to destroy
+                    self._rt.destroy_event(ev)
+            self._ptrs.clear()
+            self._events.clear()

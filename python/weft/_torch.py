@@ -526,10 +526,10 @@ class TrainLoader:
         held: Optional[_Slot] = None  # the slot of the step the trainer has (its device tensors are valid until the next)
         try:
             while True:
-                item = fetch.get()
-                if held is not None:  # the next step is taken: the last one's slot goes back
+                if held is not None:  # the trainer asks for the next step: the last one's slots go back
                     held.release()
                     held = None
+                item = fetch.get()
                 if item is None:
                     return
                 step, batch, held = item
@@ -627,57 +627,102 @@ def _releaser(slot: "_Slot") -> Callable[[Any], None]:
 
 
 class _Exchange:
-    """The upward half of a rank's DoExchange: slot releases, sent from
-    whichever thread lets a step go (the trainer's, a map pool's)."""
+    """The client's side of a rank's DoExchange: slot releases, sent from
+    whichever thread lets a step go (the trainer's, a map pool's), and its
+    end.
 
-    def __init__(self, writer: Any):
-        self.writer = writer
+    The order at the end (docs/gpu.md, "The end of an exchange"): flightd
+    frees the device slots when the call ends, so the loader ends its side
+    (done_writing, after which flightd ends the call) only once (1) the
+    server said every step is sent (its end message, ``{"run","end":
+    true}``, after the run's last step or before a step it refuses), (2)
+    every step handed on with device slots is released (the trainer took
+    the next step, or the iteration ended; up to ``prefetch`` steps may
+    still be queued when the end message comes), and (3) the device slots'
+    IPC handles are closed and their events destroyed (``dev.close()``).
+    An exchange without device slots ends its side at the end message. A
+    loader that stops early closes the handles first (``abort``), then
+    cancels the call."""
+
+    def __init__(self, writer: Any, dev: DeviceSlots):
+        self.writer, self.dev = writer, dev
         self.lock = threading.Lock()
-        self.closed = False
+        self.closed = False  # no more messages up: done_writing sent, or the stream is gone
+        self.server_done = False  # the end message came (or the call is over)
+        self.holding = 0  # steps handed on with device slots, not released yet
+        self.ended = False  # dev closed and our side ended
+
+    def track(self, slot: "_Slot") -> None:
+        """slot is handed on: its device slots count until its release."""
+        if slot.device:
+            with self.lock:
+                self.holding += 1
 
     def release(self, slot: "_Slot") -> None:
         with self.lock:
             if slot.released:
                 return
             slot.released = True
-            if self.closed:
-                return  # the exchange ended: the server released every slot
-            try:
-                if slot.desc is not None:
-                    self.writer.write_metadata(release_message(slot.desc))
-                for key in dict.fromkeys((d["slot"], d["generation"]) for d in slot.device):
-                    # once per slot: a step's video columns share it
-                    self.writer.write_metadata(release_device_message({"slot": key[0], "generation": key[1]}))
-            except FLIGHT_ERRORS:
-                self.closed = True  # the stream is gone (ended, cancelled): nothing holds the slot any more
+            if slot.device:
+                self.holding -= 1
+            if not self.closed:
+                try:
+                    if slot.desc is not None:
+                        self.writer.write_metadata(release_message(slot.desc))
+                    for key in dict.fromkeys((d["slot"], d["generation"]) for d in slot.device):
+                        # once per slot: a step's video columns share it
+                        self.writer.write_metadata(release_device_message({"slot": key[0], "generation": key[1]}))
+                except FLIGHT_ERRORS:
+                    self.closed = True  # the stream is gone (ended, cancelled): nothing holds the slot any more
+            self._maybe_end()
 
     def end(self) -> None:
-        """The server sent its last step ({"run","end": true}): end our side
-        (done_writing), so it ends the call; later releases are moot (the
-        server releases every slot as the call ends)."""
+        """The server sent its last step ({"run","end": true}): our side
+        ends once no step with device slots is held (at once when none is),
+        so the server ends the call; later releases are moot (the server
+        releases every slot as the call ends)."""
         with self.lock:
-            if self.closed:
-                return
+            self.server_done = True
+            self._maybe_end()
+
+    def _maybe_end(self) -> None:
+        # under self.lock
+        if self.ended or not self.server_done or self.holding:
+            return
+        self.ended = True
+        self.dev.close()  # the IPC handles are closed (and the device synchronised) before the call ends
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.writer.done_writing()
+        except FLIGHT_ERRORS:
+            pass
+
+    def abort(self) -> None:
+        """The loader stops before the exchange's end: the device slots'
+        handles are closed now, before the caller cancels the call (which
+        frees them); steps still held are dropped with the loader."""
+        with self.lock:
+            self.ended = self.closed = True
+            self.dev.close()
+
+    def close(self, call_over: bool) -> None:
+        """The reading of the exchange is over: ``call_over`` when the
+        call's status was read (its end, or its error: flightd frees the
+        slots then, and the handles close at the last release), else (the
+        reader gave up while the call may live on, and the caller cancels
+        it next) as ``abort``."""
+        if call_over:
+            self.end()
+        else:
+            self.abort()
+        with self.lock:
             self.closed = True
             try:
-                self.writer.done_writing()
+                self.writer.close()
             except FLIGHT_ERRORS:
                 pass
-
-    def close(self) -> None:
-        with self.lock:
-            if self.closed:
-                try:
-                    self.writer.close()
-                except FLIGHT_ERRORS:
-                    pass
-                return
-            self.closed = True
-            for end in (self.writer.done_writing, self.writer.close):
-                try:
-                    end()
-                except FLIGHT_ERRORS:
-                    pass
 
 
 class _Slot:
@@ -691,6 +736,7 @@ class _Slot:
         self.exchange, self.desc, self.released = exchange, desc, False
         self.device = device or []  # the step's device slot descriptors (delivery "cuda-ipc")
         self.tensors = tensors or {}  # their tensors by column, on the slots' memory
+        exchange.track(self)  # the exchange ends only once every step with device slots is released
 
     def release(self) -> None:
         self.exchange.release(self)
@@ -712,6 +758,7 @@ class _Prefetcher:
         self.out: queue.Queue = queue.Queue(maxsize=loader.prefetch)
         self.stopping = threading.Event()
         self.reader: Optional[fl.FlightStreamReader] = None
+        self.up: Optional[_Exchange] = None  # the exchange being read, if any
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._run, name="weft-prefetch", daemon=True)
         self.thread.start()
@@ -725,8 +772,13 @@ class _Prefetcher:
         return value
 
     def stop(self) -> None:
+        """Stops the reading. An exchange's device slots are closed first
+        (their IPC handles), then its call is cancelled (which frees them
+        on the server); the steps still queued are dropped."""
         self.stopping.set()
         with self.lock:
+            if self.up is not None:
+                self.up.abort()
             if self.reader is not None:
                 try:
                     self.reader.cancel()
@@ -845,10 +897,13 @@ class _Prefetcher:
             except pa.ArrowNotImplementedError as e:
                 raise _NoShm(f"the server has no DoExchange ({type(e).__name__}); an older flightd?") from None
             self.reader = reader
-        up = _Exchange(writer)
         rings = Rings()
         dev = DeviceSlots(loader.device)
         loader._device_slots = dev
+        up = _Exchange(writer, dev)
+        with self.lock:
+            self.up = up
+        over = {"call": False}  # the call's status was read (its end, or its error)
         slots: dict[int, SlotDescriptor] = {}  # step → its slot, until join_steps hands the step on
         device: dict[int, list[dict[str, Any]]] = {}  # step → its device slots ("cuda-ipc")
         seen = {"any": False, "shm": False}
@@ -859,11 +914,16 @@ class _Prefetcher:
                 try:
                     chunk = reader.read_chunk()
                 except StopIteration:
+                    over["call"] = True
                     return
                 except pa.ArrowNotImplementedError as e:
+                    over["call"] = True
                     if seen["any"]:
                         raise
                     raise _NoShm(f"the server has no DoExchange ({type(e).__name__}); an older flightd?") from None
+                except FLIGHT_ERRORS:
+                    over["call"] = True
+                    raise
                 first = not seen["any"]
                 seen["any"] = True
                 raw = chunk.app_metadata.to_pybytes() if chunk.app_metadata is not None else None
@@ -877,6 +937,9 @@ class _Prefetcher:
                     yield chunk.data, raw
                     continue
                 if meta.get("end") is True:  # {"run","end": true}: every step is sent
+                    # Our side ends once the steps handed on are released and
+                    # the device slots closed (at once if none is held); the
+                    # call's status (its end, or a refusal's error) comes then.
                     up.end()
                     continue
                 if meta.get("delivery") in ("shm", "cuda-ipc") and "ring" in meta:
@@ -913,9 +976,17 @@ class _Prefetcher:
                 else:
                     yield step, batch, (_Slot(up, desc) if desc is not None else None)
         finally:
-            up.close()
+            if not over["call"]:
+                up.abort()  # the device slots' handles are closed before the call ends
+                try:
+                    reader.cancel()
+                except Exception:  # noqa: BLE001 - cancelling a finished stream
+                    pass
+            up.close(over["call"])
             rings.close()
-            dev.close()
+            with self.lock:
+                if self.up is up:
+                    self.up = None
 
     def _finish(self, step: int, result: Any, slot: Optional[_Slot], views: bool,
                 tensors: Optional[dict[str, torch.Tensor]] = None) -> tuple[int, Any, Optional[_Slot]]:
