@@ -33,7 +33,7 @@ CLIPS: dict[str, tuple[list[str], tuple[int, int], float, list[str]]] = {
                   (64, 96), 1.0, []),
     # SVT-AV1 (LeRobot's encoder).
     "av1_svt": (["-c:v", "libsvtav1", "-preset", "12", "-g", "10", "-pix_fmt", "yuv420p", "-movflags", "+faststart"],
-                (64, 64), 1.0, []),
+                (64, 96), 1.0, []),
     "hevc_10bit": (["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error:keyint=10:bframes=2",
                     "-pix_fmt", "yuv420p10le", "-movflags", "+faststart"], (64, 96), 1.0, []),
     # Irregular timestamps (ms): gaps of 9..57 ms, kept as they are.
