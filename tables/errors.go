@@ -21,6 +21,12 @@ var (
 	// ErrSchemaMismatch: an append's schema differs from the table's; the
 	// message names the first differing columns. Nothing is stored.
 	ErrSchemaMismatch = fmt.Errorf("%w: schema mismatch", errdefs.ErrInvalidArgument)
+	// ErrKindsChanged: an append written while its table did not exist,
+	// whose columns' kinds (weft.* field metadata: a video or file column)
+	// differ from those of the table another append created meanwhile:
+	// its rows were checked as the wrong kind. Nothing is stored; sending
+	// the append again checks it as the table's columns.
+	ErrKindsChanged = fmt.Errorf("%w: the table was created meanwhile with other column kinds", errdefs.ErrConflict)
 	// ErrEmptyAppend: an append with no rows. Nothing is stored.
 	ErrEmptyAppend = fmt.Errorf("%w: empty append", errdefs.ErrInvalidArgument)
 	// ErrBadSchema: a schema no table can hold (no columns, unnamed or repeated columns).

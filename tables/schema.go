@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -287,4 +288,32 @@ func (s *Store) unreadable(ctx context.Context, p versions.ProjectName, id versi
 		lastBad = mid
 	}
 	return fail(fmt.Sprintf("none of the %d commits before it has a readable schema for the table", MaxHistoryWalk))
+}
+
+// compareKinds returns ErrKindsChanged, naming the first column, when a
+// column's weft.* field metadata (its kind: video, file; a video column's
+// tolerance) or the schema's weft.* metadata (the episode column) differ
+// between the table's schema and the one a file was written under.
+func compareKinds(table, file *arrow.Schema) error {
+	if a, b := weftMeta(table.Metadata()), weftMeta(file.Metadata()); a != b {
+		return fmt.Errorf("%w: the table's schema metadata is {%s}, this append's {%s}; send the append again", ErrKindsChanged, a, b)
+	}
+	for i := range min(table.NumFields(), file.NumFields()) {
+		if a, b := weftMeta(table.Field(i).Metadata), weftMeta(file.Field(i).Metadata); a != b {
+			return fmt.Errorf("%w: column %s is {%s} in the table, {%s} in this append; send the append again", ErrKindsChanged, errdefs.Quote(table.Field(i).Name), a, b)
+		}
+	}
+	return nil
+}
+
+// weftMeta is m's weft.* keys and values, sorted, as one string.
+func weftMeta(m arrow.Metadata) string {
+	var kv []string
+	for i, k := range m.Keys() {
+		if strings.HasPrefix(k, "weft.") {
+			kv = append(kv, k+"="+m.Values()[i])
+		}
+	}
+	slices.Sort(kv)
+	return strings.Join(kv, ", ")
 }

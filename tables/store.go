@@ -386,6 +386,11 @@ func (s *Store) tableChange(ctx context.Context, p versions.ProjectName, head *v
 		if err := compareSchemas(oldSchema, first.schema); err != nil {
 			return "", fmt.Errorf("append to %s/%s (table created concurrently): %w", p, t, err)
 		}
+		// Written under its own schema (the table did not exist then):
+		// its rows were checked as its columns' kinds, not the table's.
+		if err := compareKinds(oldSchema, first.schema); err != nil {
+			return "", fmt.Errorf("append to %s/%s: %w", p, t, err)
+		}
 		m.Schema = old.Schema
 		m.Files = append(m.Files, old.Files...)
 		m.Media = old.Media
