@@ -149,6 +149,56 @@ func TestCallCount(t *testing.T) {
 	})
 }
 
+// TestRefusedCallsHoldNothing: a call the call limit refuses leaves
+// nothing behind, with or without a deadline. grpc gives a call with a
+// deadline (grpc-timeout) a timer, which it never stops when its tap
+// refuses the call: without stopDeadline each refused call held about
+// 300 bytes until its deadline (here 11,000 years), so a client could grow
+// the server's memory at the rate it opened calls while the server was
+// at MaxCalls.
+func TestRefusedCallsHoldNothing(t *testing.T) {
+	const refused = 20000
+	e := newEnv(t, bucket.NewMem(), envOpts{flight: func(o *flight.Options) {
+		o.MaxCalls = 1
+		o.QueueWait = time.Minute
+		o.ReceiveTimeout = time.Minute // the held call keeps its place for the test
+	}})
+	e.createProject("p")
+	waitNoCalls(t, e.svc)
+	hold := dialH2(t, e.addr)
+	require.NoError(t, hold.send(hold.open(flightSvc+"DoAction"), 1<<10, 4<<10, false))
+	require.Eventually(t, func() bool { return flight.OpenCalls(e.svc) == 1 }, 10*time.Second, time.Millisecond)
+
+	for _, tc := range []struct {
+		name  string
+		extra [][2]string
+	}{
+		{"no deadline", nil},
+		{"deadline", [][2]string{{"grpc-timeout", "99999999H"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := dialH2(t, e.addr)
+			base := liveHeap()
+			for i := range refused {
+				h.openWith(flightSvc+"DoAction", true, tc.extra...)
+				if i%1000 == 999 {
+					h.waitAnswered(i + 1) // keep within what the server queues
+				}
+			}
+			got := h.waitAnswered(refused)
+			require.Len(t, got, refused)
+			for _, c := range got {
+				require.Equal(t, codes.ResourceExhausted, c)
+			}
+			h.close()
+			grew := int64(liveHeap()) - int64(base)
+			t.Logf("%d refused calls: live heap grew by %d KiB (%d bytes a call; this client's map of answers included)", refused, grew>>10, grew/refused)
+			require.Less(t, grew, int64(refused*100), "refused calls hold memory")
+			require.EqualValues(t, 1, flight.OpenCalls(e.svc))
+		})
+	}
+}
+
 // TestConnectionBytes: what a served connection with no call holds (grpc's
 // buffers and framer on the heap, its goroutines' stacks), with its read
 // buffer (grpc pools it, held only while bytes are pending: counted

@@ -108,16 +108,21 @@ func (h *h2Conn) read() {
 
 // open starts a call of method (a full method name) and returns its
 // stream id.
-func (h *h2Conn) open(method string) uint32 {
+func (h *h2Conn) open(method string) uint32 { return h.openWith(method, false) }
+
+// openWith starts a call of method with the extra header fields (name,
+// value); with end, its headers end the client's side of the stream.
+func (h *h2Conn) openWith(method string, end bool, extra ...[2]string) uint32 {
 	h.wmu.Lock()
 	defer h.wmu.Unlock()
 	id := h.next
 	h.next += 2
 	h.hbuf.Reset()
-	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", method}, {":authority", "weft"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+	fields := [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", method}, {":authority", "weft"}, {"content-type", "application/grpc"}, {"te", "trailers"}}
+	for _, f := range append(fields, extra...) {
 		require.NoError(h.t, h.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}))
 	}
-	require.NoError(h.t, h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.hbuf.Bytes(), EndHeaders: true}))
+	require.NoError(h.t, h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.hbuf.Bytes(), EndHeaders: true, EndStream: end}))
 	return id
 }
 
