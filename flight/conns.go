@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
@@ -69,8 +67,8 @@ func (s *Service) connOptions() []grpc.ServerOption {
 // arrives). An admitted call is counted until its stream's context ends,
 // which grpc does on every ending of a stream it made (the handler's
 // status sent, a reset from the client, the connection's loss, an
-// unknown method) and which ends the receiving of its data. A call it
-// refuses grpc never cancels: refuse stops the timer of its deadline.
+// unknown method) and which ends the receiving of its data. (A call with
+// a deadline over the limit is refused just after: see tap.)
 type callLimit struct {
 	max     int64
 	log     *slog.Logger
@@ -86,68 +84,55 @@ func newCallLimit(max int, log *slog.Logger) *callLimit {
 // tap admits or refuses a call (a grpc tap.ServerInHandle). grpc calls it
 // with its transport's lock held, for every call of a connection in turn:
 // it must not block.
+//
+// A call over the limit without a deadline is refused here. One with a
+// deadline (grpc-timeout) is not: grpc gives its context a timer and never
+// cancels the context of a call its tap refuses (grpc-go 1.83,
+// http2Server.operateHeaders), so each such refusal would hold the timer
+// and its context until the client's deadline (about 300 bytes, for up to
+// 11,000 years: "99999999H"), a leak a client could grow at the rate it
+// opens calls while the server is at MaxCalls. It is admitted marked
+// instead, and refused by the first interceptor (refuseOver) before
+// anything reads it: its stream then ends as any other, which cancels its
+// context. It counts while it lives, a moment over the limit.
 func (l *callLimit) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if l.open.Add(1) <= l.max {
+	over := l.open.Add(1) > l.max
+	if !over {
 		context.AfterFunc(ctx, func() { l.open.Add(-1) })
 		return ctx, nil
 	}
+	err := l.refusal(info.FullMethodName)
+	if _, ok := ctx.Deadline(); ok {
+		context.AfterFunc(ctx, func() { l.open.Add(-1) })
+		return context.WithValue(ctx, overCallsKey{}, err), nil
+	}
 	l.open.Add(-1)
-	stopDeadline(ctx)
+	return nil, err
+}
+
+// refusal counts and logs (at most every refuseLogEvery) a call refused
+// for the limit, and returns its status error.
+func (l *callLimit) refusal(method string) error {
 	n := l.refused.Add(1)
 	now := time.Now().UnixNano()
 	if last := l.lastLog.Load(); now-last >= int64(refuseLogEvery) && l.lastLog.CompareAndSwap(last, now) {
-		l.log.Warn("call refused: the server is at its limit of open calls (--max-calls)", "method", info.FullMethodName, "limit", l.max, "refused_total", n)
+		l.log.Warn("call refused: the server is at its limit of open calls (--max-calls)", "method", method, "limit", l.max, "refused_total", n)
 	}
-	err := fmt.Errorf("%w: %s: %d calls are open, the server's limit (--max-calls); retry later", ErrBusy, info.FullMethodName, l.max)
-	return nil, status.Error(code(err), err.Error())
+	err := fmt.Errorf("%w: %s: %d calls are open, the server's limit (--max-calls); retry later", ErrBusy, method, l.max)
+	return status.Error(code(err), err.Error())
 }
 
-// stopDeadline stops the timer of ctx's deadline, where ctx is the
-// context grpc made for a call its tap refuses: the call's metadata over
-// its own context.WithTimeout (from the client's grpc-timeout). grpc never
-// cancels the context of a call its tap refuses (grpc-go 1.83,
-// http2Server.operateHeaders returns without s.cancel), so the timer and
-// the context it holds would live until the client's deadline: about
-// 300 bytes a refused call, for up to 11,000 years ("99999999H"), a leak
-// a client can grow at the rate it opens calls while the server is at
-// MaxCalls. Stopped, the timer lets both go (nothing else holds them:
-// grpc's context of a connection is not cancelable). It reports whether
-// it stopped a timer: false where ctx has no deadline (nothing is held)
-// or Go's context has changed its layout (TestRefusedCallsHoldNothing
-// fails then, as TestLaterMessages does for recvLimit).
-func stopDeadline(ctx context.Context) bool {
-	v := reflect.ValueOf(ctx)
-	for range 2 { // the metadata's context.WithValue, then grpc's own
-		if v.Kind() != reflect.Pointer || v.IsNil() {
-			return false
-		}
-		e := v.Elem()
-		if t := e.Type(); t.Kind() != reflect.Struct || t.PkgPath() != "context" {
-			return false
-		}
-		switch e.Type().Name() {
-		case "valueCtx":
-			if v = e.FieldByName("Context"); v.Kind() != reflect.Interface {
-				return false
-			}
-			v = v.Elem()
-		case "timerCtx":
-			mu, timer := e.FieldByName("mu"), e.FieldByName("timer")
-			if !mu.IsValid() || mu.Type() != reflect.TypeFor[sync.Mutex]() || !timer.IsValid() || timer.Type() != reflect.TypeFor[*time.Timer]() {
-				return false
-			}
-			m := (*sync.Mutex)(unsafe.Pointer(mu.UnsafeAddr()))
-			m.Lock() // the timer is under the context's lock (its firing clears it)
-			defer m.Unlock()
-			if t := *(**time.Timer)(unsafe.Pointer(timer.UnsafeAddr())); t != nil {
-				return t.Stop()
-			}
-			return false
-		default:
-			return false
-		}
+// overCallsKey marks the context of a call the tap admitted over the limit
+// (its value: the call's refusal).
+type overCallsKey struct{}
+
+// refuseOver is the first stream interceptor: it answers a call the tap
+// admitted over the limit with its refusal, before anything receives it.
+func refuseOver(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err, ok := ss.Context().Value(overCallsKey{}).(error); ok {
+		return err
 	}
-	return false
+	return handler(srv, ss)
 }
 
 // minPingInterval is how often a client may ping (keepalive): grpc-go and

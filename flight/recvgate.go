@@ -26,7 +26,7 @@ import (
 // DoPut's batches), none per method or per message. Three things keep the
 // buffers of messages that no lease counts bounded:
 //
-//   - recvCaps, the first stream interceptor, lowers grpc's bound of each
+//   - recvCaps, the first stream interceptor after refuseOver (conns.go, which passes grpc's stream on), lowers grpc's bound of each
 //     call other than a DoPut (a DoPut leases its messages, putCost) to
 //     laterMessageBytes once its first message is in: a DoExchange's slot
 //     releases are tiny, and the other methods read no later message.
@@ -200,7 +200,8 @@ func (e gateError) GRPCStatus() *status.Status {
 // leases (putCost) and which the receive limits leave alone.
 func isPut(method string) bool { return strings.HasSuffix(method, "/DoPut") }
 
-// recvCaps is the first stream interceptor: it bounds the messages of a
+// recvCaps is the first stream interceptor (after refuseOver, which passes
+// grpc's stream on unwrapped): it bounds the messages of a
 // call other than a DoPut before grpc receives them (see above). It must
 // run first: it needs grpc's own server stream, not a wrapper of it.
 func (s *Service) recvCaps(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {

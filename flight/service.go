@@ -177,8 +177,9 @@ func (s *Service) NewServer() *grpc.Server {
 		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageBytes),
 		grpc.WaitForHandlers(true),
 		// Every method is a stream (serviceDesc), so stream interceptors
-		// cover every call; recvCaps first, on grpc's own stream.
-		grpc.ChainStreamInterceptor(s.recvCaps, s.logStream, s.recoverStream, s.authn.Stream),
+		// cover every call; refuseOver first (the call limit's refusals of
+		// calls with a deadline, conns.go), then recvCaps, on grpc's own stream.
+		grpc.ChainStreamInterceptor(refuseOver, s.recvCaps, s.logStream, s.recoverStream, s.authn.Stream),
 	}, s.opts.ServerOptions...)
 	opts = append(opts, s.connOptions()...)             // connections' streams, handshakes, pings (conns.go)
 	opts = append(opts, requestCodecOptions(s.opts)...) // malformed or oversized requests (codec.go)
