@@ -74,7 +74,8 @@ func NewShmEvent(dir string) (*ShmEvent, error) {
 func (e *ShmEvent) Handle() []byte { return []byte(e.file.Path) }
 
 // Record records the event (cuEventRecord); with hold, the record stays
-// incomplete until Complete (a kernel still running).
+// incomplete until Complete (a kernel still running). Record, Complete and
+// State must not be called after Close.
 func (e *ShmEvent) Record(hold bool) {
 	n := word(e.file.Mem, 1).Add(1)
 	if !hold {
