@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -37,24 +38,48 @@ func (c *Client) ReadRankShm(ctx context.Context, ep RankEndpoint) iter.Seq2[*St
 // continues, and the exchange ends (flightd then frees its slots) when
 // the loop ends: after the run's last step, at a break or at an error. A
 // consumer that opens the device slots' IPC handles must close them
-// before that: ReadRankDevice says when.
+// before that, and order its releases after its own work on the slots:
+// ReadRankDevice says how.
 func (c *Client) ReadRankExchange(ctx context.Context, ep RankEndpoint, delivery string) iter.Seq2[*Step, error] {
-	return c.ReadRankDevice(ctx, ep, delivery, nil)
+	return c.ReadRankDevice(ctx, ep, delivery, DeviceConsumer{})
+}
+
+// DeviceConsumer is what a consumer that opens the device slots' IPC
+// handles (cuIpcOpenMemHandle, once per slot, kept across steps) and
+// reads them with its own GPU work gives ReadRankDevice. Both functions
+// are optional.
+type DeviceConsumer struct {
+	// ReleaseEvent is called as the loop continues, once per device slot
+	// of the step just handed on, before the slot's release goes up. It
+	// records the consumer's interprocess event for that slot (one per
+	// slot: cuEventCreate with CU_EVENT_DISABLE_TIMING|
+	// CU_EVENT_INTERPROCESS) on the stream whose work read the slot
+	// (cuEventRecord; no host synchronisation), and returns the event's
+	// handle (cuIpcGetEventHandle's 64 bytes) the first time for a slot,
+	// nil after. The release carries the handle (SlotRelease.Event);
+	// flightd opens it once and its decode waits on the event
+	// (cuStreamWaitEvent) before it writes the slot again, so kernels the
+	// consumer queued on the step may still run when the loop goes on
+	// (docs/gpu.md, "Releases after the trainer's work"). Without it a
+	// consumer must finish its work on a step's slots before the loop
+	// continues. An error is yielded and ends the loop.
+	ReleaseEvent func(slot int) (handle []byte, err error)
+	// Close, when not nil, is called once, before the client ends its
+	// side of the exchange, when every step it yielded is released: at
+	// the server's end message (after the run's last step, or before a
+	// step the server refuses, whose error comes after), at a break out
+	// of the loop, and at an error. It must close every handle opened
+	// (cuIpcCloseMemHandle) and destroy every event opened, after the
+	// work that reads the slots is done: flightd frees the slots' memory
+	// when the call ends, and freeing memory another process still has
+	// open is undefined behaviour on CUDA (docs/gpu.md, "The end of an
+	// exchange"). Its error is yielded (unless the loop was broken).
+	Close func() error
 }
 
 // ReadRankDevice is ReadRankExchange for a consumer that opens the device
-// slots' IPC handles (cuIpcOpenMemHandle, once per slot, kept across
-// steps) and their events: closeDevice, when not nil, is called once,
-// before the client ends its side of the exchange, when every step it
-// yielded is released: at the server's end message (after the run's last
-// step, or before a step the server refuses, whose error comes after), at
-// a break out of the loop, and at an error. It must close every handle
-// opened (cuIpcCloseMemHandle) and destroy every event opened, after the
-// work that reads the slots is done: flightd frees the slots' memory when
-// the call ends, and freeing memory another process still has open is
-// undefined behaviour on CUDA (docs/gpu.md, "The end of an exchange").
-// Its error is yielded (unless the loop was broken).
-func (c *Client) ReadRankDevice(ctx context.Context, ep RankEndpoint, delivery string, closeDevice func() error) iter.Seq2[*Step, error] {
+// slots' IPC handles and their events (dc).
+func (c *Client) ReadRankDevice(ctx context.Context, ep RankEndpoint, delivery string, dc DeviceConsumer) iter.Seq2[*Step, error] {
 	return func(yield func(*Step, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -63,7 +88,7 @@ func (c *Client) ReadRankDevice(ctx context.Context, ep RankEndpoint, delivery s
 			yield(nil, err)
 			return
 		}
-		x.closeDevice = closeDevice
+		x.closeDevice, x.releaseEvent = dc.Close, dc.ReleaseEvent
 		defer x.close()
 		live := true // the loop goes on (a yield after a break would panic)
 		x.steps(func(st *Step, err error) bool {
@@ -87,8 +112,11 @@ type rankExchange struct {
 	header *SlotsHeader // nil: plain delivery
 	mapped []byte       // the ring, mapped read-only
 	// closeDevice closes what the consumer opened of the device slots
-	// (ReadRankDevice); called once, by endDevice.
+	// (DeviceConsumer.Close); called once, by endDevice.
 	closeDevice func() error
+	// releaseEvent records the consumer's release event of a device slot
+	// (DeviceConsumer.ReleaseEvent); nil: none.
+	releaseEvent func(slot int) ([]byte, error)
 }
 
 // endDevice calls closeDevice once (nil after).
@@ -233,7 +261,8 @@ type controlMessage struct {
 	Slot     *SlotDescriptor `json:"slot"`
 }
 
-// releaseDevice gives a step's device slots back ({"slot","generation","device":true}).
+// releaseDevice gives a step's device slots back ({"slot","generation","device":true}
+// and, once per slot, the consumer's release event: DeviceConsumer.ReleaseEvent).
 func (x *rankExchange) releaseDevice(dev []json.RawMessage) error {
 	seen := map[SlotRelease]bool{}
 	for _, raw := range dev {
@@ -249,6 +278,15 @@ func (x *rankExchange) releaseDevice(dev []json.RawMessage) error {
 			continue
 		}
 		seen[r] = true
+		if x.releaseEvent != nil {
+			h, err := x.releaseEvent(d.Slot)
+			if err != nil {
+				return fmt.Errorf("record device slot %d's release event: %w", d.Slot, err)
+			}
+			if len(h) > 0 {
+				r.Event = base64.StdEncoding.EncodeToString(h)
+			}
+		}
 		meta, err := json.Marshal(r)
 		if err != nil {
 			return err

@@ -51,11 +51,23 @@ type SlotRelease struct {
 	// Device names a device slot (delivery "cuda-ipc": a step's video
 	// windows, docs/gpu.md) rather than a host slot.
 	Device bool `json:"device,omitempty"`
+	// Event (device slots only) is the base64 of the client's
+	// interprocess event for this slot (cudaIpcEventHandle_t's 64 bytes;
+	// the CPU fake: a fake event file's path), sent with the slot's first
+	// release after the client recorded it on the stream that read the
+	// slot. The client records it again at every later release of the
+	// slot, without sending it: flightd's decode waits on the event
+	// before it writes the slot again (docs/gpu.md, "Releases after the
+	// trainer's work"). Without it, flightd writes the slot as soon as
+	// the release comes.
+	Event string `json:"event,omitempty"`
 }
 
 // Validate checks the fields.
 func (r *SlotRelease) Validate() error {
 	switch {
+	case r.Event != "" && !r.Device:
+		return fmt.Errorf("%w: an event on a host slot's release (only device slots take one)", errdefs.ErrInvalidArgument)
 	case r.Slot < 0:
 		return fmt.Errorf("%w: slot is %d; it must be 0 or more", errdefs.ErrInvalidArgument, r.Slot)
 	case r.Generation < 1:

@@ -2,6 +2,7 @@ package flight
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -237,7 +238,14 @@ func (x *exchange) release(fd *arrowflight.FlightData) error {
 		if dring == nil {
 			return fmt.Errorf("device slot release: %w: %d; the exchange has no such device slot", gpu.ErrUnknownSlot, r.Slot)
 		}
-		if err := dring.Release(r.Slot, r.Generation); err != nil {
+		var event []byte
+		if r.Event != "" {
+			var err error
+			if event, err = base64.StdEncoding.DecodeString(r.Event); err != nil || len(event) == 0 {
+				return fmt.Errorf("%w: device slot release: the event is not base64 of a handle", ErrBadRequest)
+			}
+		}
+		if err := dring.ReleaseAfter(r.Slot, r.Generation, event); err != nil {
 			if errors.Is(err, gpu.ErrRingClosed) {
 				return nil // the exchange is ending
 			}

@@ -373,6 +373,9 @@ func TestExchangeBadRelease(t *testing.T) {
 		{"zero generation", func(*client.SlotDescriptor) string { return `{"slot":` + itoa(h0slots-1) + `,"generation":0}` }, codes.InvalidArgument},
 		{"unknown field", func(d *client.SlotDescriptor) string { return `{"slot":0,"generation":1,"x":1}` }, codes.InvalidArgument},
 		{"not json", func(*client.SlotDescriptor) string { return `release` }, codes.InvalidArgument},
+		{"an event on a host slot's release", func(d *client.SlotDescriptor) string {
+			return `{"slot":` + itoa(int64(d.Slot)) + `,"generation":1,"event":"L2Rldi9udWxs"}`
+		}, codes.InvalidArgument},
 		{"double release", nil, codes.FailedPrecondition},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -516,7 +516,7 @@ func TestExchangeCudaIPCEndOrder(t *testing.T) {
 				closeDevice = nil
 			}
 			n := int64(0)
-			for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], client.DeliveryCudaIPC, closeDevice) {
+			for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], client.DeliveryCudaIPC, client.DeviceConsumer{Close: closeDevice}) {
 				require.NoError(t, err)
 				step(t, r, st)
 				n++

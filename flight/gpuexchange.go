@@ -464,7 +464,9 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		seg := gpu.Segment{Config: cfg, Units: sg.Units, PTS: sg.UnitPTS}
 		ws, to := want[s], to[s]
 		g.Go(func() error {
-			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h, Normalize: c.norm})
+			// Wait: the client's release event of the slot, if it sent one (its kernels on the
+			// slot's previous step first; docs/gpu.md, "Releases after the trainer's work")
+			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h, Normalize: c.norm, Wait: u.Wait})
 			return decodeErr(ctx, s, err)
 		})
 	}

@@ -31,6 +31,13 @@ type DecodeOptions struct {
 	// (its RGB of the uint8 RGB, after the resize) in the same kernel
 	// write: a frame is then Width*Height*3*DType.Size() bytes.
 	Normalize *pixnorm.Normalize
+	// Wait is an event the decode's stream waits on (cuStreamWaitEvent)
+	// before its first write to a destination: a device slot's
+	// SlotUse.Wait, the client's release event, so that the client's
+	// kernels still reading the slot's previous step finish first. The
+	// host does not wait; NVDEC's decode of the pictures runs meanwhile.
+	// 0: none.
+	Wait uint64
 }
 
 // outDType is the frames' element type under opts (at most one, checked
@@ -88,6 +95,7 @@ type Stats struct {
 	SessionsCreated, SessionsReused int64 // NVDEC sessions (a decoder + stream) made, and taken from the pool
 	DecodersCreated                 int64 // cuvidCreateDecoder calls
 	Decoded, Displayed, Kept        int64 // pictures decoded, output by the parser, kept (mapped and written)
+	EventWaits                      int64 // stream waits on a client's release event (DecodeOptions.Wait) put before a write
 	FrameCopyBytes                  int64 // frame bytes copied device<->host (DecodeNV12, ReadBack); 0 on the delivery path
 	MemUsed, MemTotal               int64 // cuMemGetInfo: whole device
 }

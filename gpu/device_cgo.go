@@ -265,7 +265,8 @@ func (d *Device) put(k poolKey, s *C.wg_session, ok bool) {
 	d.stats.Displayed += int64(s.n_displayed)
 	d.stats.Kept += int64(s.n_kept)
 	d.stats.DecodersCreated += int64(s.n_decoders_created)
-	s.n_decoded, s.n_displayed, s.n_kept, s.n_decoders_created = 0, 0, 0, 0
+	d.stats.EventWaits += int64(s.n_waits)
+	s.n_decoded, s.n_displayed, s.n_kept, s.n_decoders_created, s.n_waits = 0, 0, 0, 0, 0
 	if ok && !d.closed && len(d.pool[k]) < d.opts.MaxDecoders {
 		d.pool[k] = append(d.pool[k], s)
 		d.mu.Unlock()
@@ -614,6 +615,9 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 			s.dev_outs = &outs[0]
 		}
 		s.out_kind = C.unsigned(outKind(dt))
+		if len(opts) > 0 {
+			s.wait_event = C.ulonglong(opts[0].Wait)
+		}
 		if norm != nil {
 			m, sd := norm.Mean32(), norm.Std32()
 			for c := range 3 {
@@ -630,7 +634,7 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 			s.hfilter, s.htaps = C.CUdeviceptr(hf.ptr), C.unsigned(hf.taps)
 		}
 		missing, err := d.run(s, seg, want)
-		s.dev_outs = nil
+		s.dev_outs, s.wait_event = nil, 0
 		s.in_w, s.in_h, s.out_w, s.out_h, s.vfilter, s.hfilter = 0, 0, 0, 0, 0, 0
 		s.out_kind = 0
 		if err != nil && resize && (int(s.width) != cfg.Width || int(s.height) != cfg.Height) {

@@ -42,5 +42,9 @@ var (
 	// fake (ShmMemory) can see it: its importers hold a shared flock on
 	// the slot's file while their handle is open (OpenShmHandle, the
 	// Python loader's fake mapping).
+	// ErrBadEvent: a device slot release names an event that cannot be
+	// opened (not an interprocess event of this device; the fake: not a
+	// fake event file), or another event than the slot's first release did.
+	ErrBadEvent  = fmt.Errorf("gpu: device slot release event %w", errdefs.ErrInvalidArgument)
 	ErrStillOpen = fmt.Errorf("gpu: device memory freed while another process has its IPC handle open: %w", errdefs.ErrFailedPrecondition)
 )

@@ -8,7 +8,10 @@ package gpu
 */
 import "C"
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Memory is the device's memory for a DeviceRing: cuMemAlloc,
 // cuIpcGetMemHandle, interprocess events (cuEventCreate with
@@ -72,5 +75,27 @@ func (m devMemory) DestroyEvent(ev uint64) error {
 	}
 	return nil
 }
+
+// OpenEvent opens a client's interprocess event (cuIpcOpenEventHandle).
+func (m devMemory) OpenEvent(handle []byte) (uint64, error) {
+	if len(handle) != 64 {
+		return 0, fmt.Errorf("%w: an event handle of %d bytes (cudaIpcEventHandle_t has 64)", ErrBadEvent, len(handle))
+	}
+	if err := m.d.enter(); err != nil {
+		return 0, err
+	}
+	defer m.d.active.Done()
+	h := C.CBytes(handle)
+	defer C.free(h)
+	var ev C.ulonglong
+	if rc := C.wg_ipc_open_event(m.d.drv, h, &ev); rc != 0 {
+		return 0, m.d.driverErr("cuIpcOpenEventHandle", rc)
+	}
+	return uint64(ev), nil
+}
+
+// CloseEvent destroys an event OpenEvent opened (cuEventDestroy: an
+// opened IPC event is the opener's to destroy).
+func (m devMemory) CloseEvent(ev uint64) error { return m.DestroyEvent(ev) }
 
 func (m devMemory) DeviceUUID() string { return m.d.info.UUIDString() }

@@ -53,6 +53,8 @@ static int load_cuda(wg_driver *d, char *err, size_t errlen)
     LOADSYM(hcuda, cuGetErrorName, "cuGetErrorName", 0);
     LOADSYM(hcuda, cuIpcGetMemHandle, "cuIpcGetMemHandle", 0);
     LOADSYM(hcuda, cuIpcGetEventHandle, "cuIpcGetEventHandle", 0);
+    LOADSYM(hcuda, cuIpcOpenEventHandle, "cuIpcOpenEventHandle", 0);
+    LOADSYM(hcuda, cuStreamWaitEvent, "cuStreamWaitEvent", 1);
     return WG_OK;
 }
 
@@ -337,6 +339,15 @@ static CUresult launch_resize(wg_session *s, CUdeviceptr luma, CUdeviceptr chrom
 static CUresult launch_rgb(wg_session *s, CUdeviceptr src, unsigned pitch, CUdeviceptr dst)
 {
     wg_driver *d = s->d;
+    if (s->wait_event) {
+        /* the destinations' previous readers (a client's kernels on the slot's last use) first: the
+         * stream waits on the client's release event before this call's first write. NVDEC's decode
+         * of the pictures before this one did not wait: it writes no destination. */
+        CUresult r = d->cuStreamWaitEvent(s->stream, (CUevent)(uintptr_t)s->wait_event, 0);
+        if (r) return r;
+        s->wait_event = 0;
+        s->n_waits++;
+    }
     unsigned bps = s->bit_depth > 8 ? 2u : 1u;
     CUdeviceptr luma = src + (size_t)s->disp_top * pitch + (size_t)s->disp_left * bps;
     CUdeviceptr chroma = src + (size_t)pitch * s->ci.ulTargetHeight + (size_t)(s->disp_top / 2) * pitch +
@@ -600,6 +611,20 @@ int wg_event_destroy(wg_driver *d, unsigned long long ev)
     if (r) return (int)r;
     r = d->cuEventDestroy((CUevent)(uintptr_t)ev);
     wg_pop(d);
+    return (int)r;
+}
+
+int wg_ipc_open_event(wg_driver *d, const void *handle64, unsigned long long *ev)
+{
+    if (!d->cuIpcOpenEventHandle) return 500; /* CUDA_ERROR_NOT_FOUND: the driver lacks it */
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    wg_ipc_event_handle h;
+    memcpy(&h, handle64, sizeof h);
+    CUevent e = NULL;
+    r = d->cuIpcOpenEventHandle(&e, h);
+    wg_pop(d);
+    *ev = (unsigned long long)(uintptr_t)e;
     return (int)r;
 }
 

@@ -44,6 +44,8 @@ typedef struct wg_driver {
     tcuGetErrorName *cuGetErrorName;
     CUresult (*cuIpcGetMemHandle)(wg_ipc_mem_handle *, CUdeviceptr);
     CUresult (*cuIpcGetEventHandle)(wg_ipc_event_handle *, CUevent);
+    CUresult (*cuIpcOpenEventHandle)(CUevent *, wg_ipc_event_handle);
+    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
 
     tcuvidGetDecoderCaps *cuvidGetDecoderCaps;
     tcuvidCreateDecoder *cuvidCreateDecoder;
@@ -125,6 +127,11 @@ typedef struct wg_session {
     float norm[6];
     CUdeviceptr scratch;
     size_t scratch_bytes;
+    /* RGB_DEVICE: an event (a client's release event, opened with cuIpcOpenEventHandle) the stream
+     * waits on (cuStreamWaitEvent) before the call's first write to a destination; 0: none. Cleared
+     * once the wait is on the stream. */
+    unsigned long long wait_event;
+    long long n_waits;
     int *kept;                   /* per want: 1 once written */
     /* counters over the session's life */
     long long n_decoded, n_displayed, n_kept, n_decoders_created, n_parsers;
@@ -156,4 +163,6 @@ int wg_event_create(wg_driver *d, unsigned long long *ev, void *handle64);
 int wg_event_record(wg_driver *d, unsigned long long ev);
 int wg_event_destroy(wg_driver *d, unsigned long long ev);
 int wg_ipc_mem(wg_driver *d, unsigned long long p, void *handle64);
+/* opens another process's interprocess event by its 64-byte handle (destroy it with wg_event_destroy) */
+int wg_ipc_open_event(wg_driver *d, const void *handle64, unsigned long long *ev);
 #endif

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -35,6 +36,13 @@ type Memory interface {
 	// decode and conversion): the client waits on it before reading.
 	Record(event uint64) error
 	DestroyEvent(event uint64) error
+	// OpenEvent opens a client's interprocess event by its handle
+	// (cuIpcOpenEventHandle; the fake: a ShmEvent's path): the event a
+	// client records on its stream when it releases a slot, which the
+	// decode waits on (DecodeOptions.Wait) before it writes the slot
+	// again. CloseEvent lets it go (cuEventDestroy).
+	OpenEvent(handle []byte) (event uint64, err error)
+	CloseEvent(event uint64) error
 	// DeviceUUID names the device ("GPU-…"), so a client opens the handle
 	// on the same GPU.
 	DeviceUUID() string
@@ -95,6 +103,11 @@ type DeviceRing struct {
 		sync.Mutex
 		exported []bool // the slot's handle went out in a descriptor
 		closed   bool
+		// after[i] is the client's release event of slot i, opened at
+		// the slot's first release that carried one (0: none), and
+		// afterHandle[i] its handle.
+		after       []uint64
+		afterHandle [][]byte
 	}
 }
 
@@ -131,11 +144,19 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 	}
 	r.table = slottable.New("gpu: device ring", opts.FirstSlot, opts.Slots)
 	r.mu.exported = make([]bool, opts.Slots)
+	r.mu.after = make([]uint64, opts.Slots)
+	r.mu.afterHandle = make([][]byte, opts.Slots)
 	return r, nil
 }
 
 func (r *DeviceRing) freeAll() error {
 	var err error
+	for k, ev := range r.mu.after {
+		if ev != 0 {
+			err = errors.Join(err, r.mem.CloseEvent(ev))
+			r.mu.after[k] = 0
+		}
+	}
 	for _, reg := range r.regions {
 		err = errors.Join(err, r.mem.Free(reg))
 	}
@@ -161,6 +182,11 @@ type SlotUse struct {
 	Index      int
 	Generation uint64
 	Region     Region
+	// Wait is the client's release event of the slot (ReleaseAfter; 0:
+	// none): the work that writes the slot must wait on it first
+	// (DecodeOptions.Wait: cuStreamWaitEvent on the decode stream), as
+	// the client's kernels queued on the slot's previous use may still run.
+	Wait uint64
 }
 
 // Acquire hands out a free slot, waiting while all are held. It fails with
@@ -171,12 +197,59 @@ func (r *DeviceRing) Acquire(ctx context.Context) (SlotUse, error) {
 	if err != nil {
 		return SlotUse{}, err
 	}
-	return SlotUse{Index: i, Generation: gen, Region: r.regions[i-r.opts.FirstSlot]}, nil
+	k := i - r.opts.FirstSlot
+	r.mu.Lock()
+	wait := r.mu.after[k]
+	r.mu.Unlock()
+	return SlotUse{Index: i, Generation: gen, Region: r.regions[k], Wait: wait}, nil
 }
 
 // Release frees slot i's use gen (the slot table's refusals: ErrRingClosed,
 // ErrUnknownSlot, ErrStaleGeneration, ErrNotHeld).
 func (r *DeviceRing) Release(i int, gen uint64) error { return r.table.Release(i, gen) }
+
+// ReleaseAfter is Release for a client that orders its release after its
+// own work on the slot (docs/gpu.md, "Releases after the trainer's
+// work"): at each release it records an interprocess event of its own on
+// the stream that read the slot, and the slot's first such release
+// carries the event's handle (event; nil on later releases, and from a
+// client without events). The ring opens that handle once
+// (Memory.OpenEvent) and from then on hands the event out with every use
+// of the slot (SlotUse.Wait), for the decode to wait on before it writes.
+// A slot's event cannot change: another handle is ErrBadEvent, as is one
+// that does not open; the release is then refused and the slot stays held.
+// The slot table's refusals are Release's, checked first.
+func (r *DeviceRing) ReleaseAfter(i int, gen uint64, event []byte) error {
+	if event != nil {
+		if err := r.table.Check(i, gen); err != nil {
+			return err
+		}
+		if err := r.setAfter(i-r.opts.FirstSlot, event); err != nil {
+			return err
+		}
+	}
+	return r.table.Release(i, gen)
+}
+
+// setAfter opens slot k's release event, once.
+func (r *DeviceRing) setAfter(k int, event []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.mu.closed:
+		return fmt.Errorf("gpu: device ring: %w", ErrRingClosed)
+	case r.mu.after[k] != 0 && !bytes.Equal(r.mu.afterHandle[k], event):
+		return fmt.Errorf("%w: slot %d's release event was given before, and this is another", ErrBadEvent, k+r.opts.FirstSlot)
+	case r.mu.after[k] != 0:
+		return nil
+	}
+	ev, err := r.mem.OpenEvent(event)
+	if err != nil {
+		return fmt.Errorf("slot %d's release event: %w", k+r.opts.FirstSlot, err)
+	}
+	r.mu.after[k], r.mu.afterHandle[k] = ev, bytes.Clone(event)
+	return nil
+}
 
 // ReleaseAll frees every held slot (the client is gone); it returns how many.
 func (r *DeviceRing) ReleaseAll() int { return r.table.ReleaseAll() }

@@ -35,6 +35,7 @@ type ShmMemory struct {
 	maps      map[uint64]shmRegion
 	events    map[uint64]int
 	nextEv    uint64
+	opened    map[uint64][]byte // OpenEvent's mappings of clients' fake events, by address
 	stillOpen int
 }
 
@@ -51,7 +52,7 @@ func NewShmMemory(dir string) *ShmMemory {
 	if dir == "" {
 		dir = "/dev/shm"
 	}
-	return &ShmMemory{Dir: dir, maps: map[uint64]shmRegion{}, events: map[uint64]int{}}
+	return &ShmMemory{Dir: dir, maps: map[uint64]shmRegion{}, events: map[uint64]int{}, opened: map[uint64][]byte{}}
 }
 
 // Alloc creates and maps a file of n bytes (internal/shmfile, as the host
@@ -212,6 +213,44 @@ func (m *ShmMemory) DestroyEvent(ev uint64) error {
 	defer m.mu.Unlock()
 	delete(m.events, ev)
 	return nil
+}
+
+// OpenEvent maps a client's fake event (ShmEvent; its handle is the
+// file's path) and returns the mapping's address: the fake driver's
+// cuStreamWaitEvent reads the event's words there.
+func (m *ShmMemory) OpenEvent(handle []byte) (uint64, error) {
+	mem, err := openShmEvent(handle)
+	if err != nil {
+		return 0, err
+	}
+	p := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	m.mu.Lock()
+	m.opened[p] = mem
+	m.mu.Unlock()
+	return p, nil
+}
+
+// CloseEvent unmaps an event OpenEvent mapped.
+func (m *ShmMemory) CloseEvent(ev uint64) error {
+	m.mu.Lock()
+	mem, ok := m.opened[ev]
+	delete(m.opened, ev)
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: close of unknown event %#x", ErrBadEvent, ev)
+	}
+	return unix.Munmap(mem)
+}
+
+// EventState reads an opened client event's words (tests).
+func (m *ShmMemory) EventState(ev uint64) (EventState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mem, ok := m.opened[ev]
+	if !ok {
+		return EventState{}, false
+	}
+	return eventState(mem), true
 }
 
 // DeviceUUID names the fake.

@@ -443,7 +443,13 @@ func (c *deliverConfig) point(ctx context.Context, key, kind string, tab storeTa
 	}
 	var windowsPS, framesPS float64
 	var steps, copies, hostSteps int64
+	fellBack, why := 0, "" // trainers that flightd refused a step mid-run, and the first one's reason
 	for _, r := range done {
+		if r.Fallback != "" && r.Delivery != "cuda-ipc" {
+			if fellBack++; why == "" {
+				why = r.Fallback
+			}
+		}
 		if r.Secs > 0 {
 			windowsPS += float64(r.Windows) / r.Secs
 			framesPS += float64(r.Frames) / r.Secs
@@ -472,6 +478,11 @@ func (c *deliverConfig) point(ctx context.Context, key, kind string, tab storeTa
 		if r, ok := raw[fmt.Sprintf("weft_h264_s%d", n)]; ok && r > 0 {
 			line += fmt.Sprintf(" weft_decode_only_fps=%.1f decoded_vs_weft_decode_only=%.2f", r, decodedPS/r)
 		}
+	}
+	if fellBack > 0 {
+		// a step refused mid-run on the GPU path (docs/gpu.md "Fallbacks"): those trainers read on
+		// with host slots (host_steps); the point stands, and says so
+		line += fmt.Sprintf(" fallback_trainers=%d fallback=%q", fellBack, oneLine(why))
 	}
 	if kind == "go" {
 		line += " tensors=none(go_trainer)"

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weftdata/weft/errdefs"
 )
 
 func TestReadRaw(t *testing.T) {
@@ -58,5 +61,22 @@ func TestULPDistance(t *testing.T) {
 			require.Equal(t, tc.want, ulpDistance(tc.a, tc.b, tc.size))
 			require.Equal(t, tc.want, ulpDistance(tc.b, tc.a, tc.size))
 		})
+	}
+}
+
+// TestIsRefusal: the trainer reads on with host slots only at flightd's
+// mid-run refusal of a step on the GPU path (flight.ErrUnavailableDelivery:
+// FAILED_PRECONDITION and its text), not at any other error.
+func TestIsRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"the refusal", fmt.Errorf("%w: cuda-ipc delivery cannot serve this step: step 7 column cam: the stream is 32x32", errdefs.ErrFailedPrecondition), true},
+		{"another failed precondition", fmt.Errorf("%w: stale generation", errdefs.ErrFailedPrecondition), false},
+		{"the text with another kind", fmt.Errorf("%w: cuda-ipc delivery cannot serve this step", errdefs.ErrUnavailable), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, isRefusal(tc.err)) })
 	}
 }

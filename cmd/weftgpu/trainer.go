@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/errdefs"
 )
 
 // trainerArgs are one trainer's parameters: the same JSON for the python
@@ -51,11 +52,15 @@ type trainerReport struct {
 	// Copies counts steps whose video tensor was not on the slot's memory
 	// (python: the tensor's pointer is not the descriptor's); HostSteps
 	// steps that came without device slots.
-	Copies    int64   `json:"copies"`
-	HostSteps int64   `json:"host_steps"`
-	ReadyS    float64 `json:"ready_s,omitempty"`
-	Versions  string  `json:"versions,omitempty"`
-	Error     string  `json:"error,omitempty"`
+	Copies    int64 `json:"copies"`
+	HostSteps int64 `json:"host_steps"`
+	// FallbackStep is the step flightd refused mid-run on the GPU path,
+	// from which the trainer read on with host slots (Fallback says why);
+	// 0 with an empty Fallback: none.
+	FallbackStep int64   `json:"fallback_step,omitempty"`
+	ReadyS       float64 `json:"ready_s,omitempty"`
+	Versions     string  `json:"versions,omitempty"`
+	Error        string  `json:"error,omitempty"`
 }
 
 func emit(kind string, r trainerReport) {
@@ -115,10 +120,8 @@ func runTrainer(ctx context.Context, a trainerArgs) error {
 	ready := false
 	var start, end time.Time
 	go1 := make(chan struct{})
-	for st, err := range c.ReadRankExchange(ctx, run.Ranks[0], client.DeliveryCudaIPC) {
-		if err != nil {
-			return fmt.Errorf("step: %w", err)
-		}
+	// step takes one step; true: the measured seconds are over.
+	step := func(st *client.Step) bool {
 		rows := st.Batch.NumRows()
 		if len(st.Device) == 0 {
 			r.HostSteps++
@@ -126,7 +129,10 @@ func runTrainer(ctx context.Context, a trainerArgs) error {
 		if !ready {
 			ready = true
 			if len(st.Device) == 0 {
-				r.Delivery, r.Fallback = "shm", "the first step came without device slots"
+				r.Delivery = client.DeliveryShm
+				if r.Fallback == "" { // (else: refused at its first step, and why)
+					r.Fallback = "the first step came without device slots"
+				}
 			} else {
 				var d struct {
 					Shape []int  `json:"shape"`
@@ -145,14 +151,46 @@ func runTrainer(ctx context.Context, a trainerArgs) error {
 			r.HostSteps = 0
 			start = time.Now()
 			end = start.Add(time.Duration(a.Secs * float64(time.Second)))
-			continue
+			return false
 		}
 		r.Steps++
 		r.Windows += rows
 		r.Frames += rows * int64(len(a.Frames))
-		if !time.Now().Before(end) {
-			break
+		return !time.Now().Before(end)
+	}
+	// A step flightd refuses mid-run on the GPU path (FAILED_PRECONDITION
+	// "cuda-ipc delivery cannot serve this step", docs/gpu.md "Fallbacks":
+	// say a stream this NVDEC will not decode) is read again from that
+	// step with host slots (CPU decode), as the Python loader does, and the
+	// report says so (Fallback, FallbackStep): the point is measured all
+	// the same, its host steps counted apart.
+	ep, delivery, next := run.Ranks[0], client.DeliveryCudaIPC, int64(0)
+	for {
+		var refused error
+		over := false
+		for st, err := range c.ReadRankExchange(ctx, ep, delivery) {
+			if err != nil {
+				if delivery == client.DeliveryCudaIPC && isRefusal(err) {
+					refused = err
+					break
+				}
+				return fmt.Errorf("step %d: %w", next, err)
+			}
+			next = st.Step + 1
+			if over = step(st); over {
+				break
+			}
 		}
+		if refused == nil {
+			break // the measured seconds are over, or the run ended
+		}
+		r.Delivery, r.FallbackStep = client.DeliveryShm, next
+		r.Fallback = fmt.Sprintf("cuda-ipc: flightd refused step %d (%v); steps %d on came by shm (CPU decode)", next, refused, next)
+		again, err := c.Resume(ctx, run.Record.Run, 1, next)
+		if err != nil {
+			return fmt.Errorf("resume at step %d after the refusal: %w", next, err)
+		}
+		ep, delivery = again.Ranks[0], client.DeliveryShm
 	}
 	if !ready {
 		return errors.New("the run ended before its first step")
@@ -160,4 +198,15 @@ func runTrainer(ctx context.Context, a trainerArgs) error {
 	r.Secs = time.Since(start).Seconds()
 	emit("DONE", r)
 	return nil
+}
+
+// refusedStep is the text of flight.ErrUnavailableDelivery, which the wire
+// keeps with its kind (FAILED_PRECONDITION): flightd cannot serve a step in
+// device slots, and a client reads on from it with host slots.
+const refusedStep = "cuda-ipc delivery cannot serve this step"
+
+// isRefusal says whether err is flightd's mid-run refusal of a step on the
+// GPU path.
+func isRefusal(err error) bool {
+	return errors.Is(err, errdefs.ErrFailedPrecondition) && strings.Contains(err.Error(), refusedStep)
 }

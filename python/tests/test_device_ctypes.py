@@ -97,3 +97,23 @@ def test_device_slots_close_destroys_events(fake_lib, driver):
     assert not dev._events and not dev._ptrs
     dev.close()  # idempotent: nothing is destroyed twice
     assert lib.fake_destroyed() - before == len(events)
+
+
+@pytest.mark.parametrize("driver", [False, True], ids=["cudart", "driver-api"])
+def test_cuda_rt_release_events(fake_lib, driver):
+    """The loader's own release event: created interprocess with timing
+    disabled (flags 0x2|0x4), its 64-byte handle read back through the
+    out-parameter, recorded on the given stream (NULL for the legacy
+    default stream)."""
+    rt = _CudaRT(runtimes=() if driver else (fake_lib,), drivers=(fake_lib,))
+    lib = ctypes.CDLL(fake_lib)
+    for f in ("fake_last_record_event", "fake_last_record_stream"):
+        getattr(lib, f).restype = ctypes.c_uint64
+    ev, h = rt.create_ipc_event()
+    assert lib.fake_last_create_flags() == 0x2 | 0x4
+    assert len(h) == 64 and h[63] == 0x5A and struct.unpack_from("<Q", h, 8)[0] == ev
+    assert rt.open_event(h) == ev  # the handle is what an opener's cudaIpcOpenEventHandle takes
+    rt.record(ev, 0xBEE0)
+    assert lib.fake_last_record_event() == ev and lib.fake_last_record_stream() == 0xBEE0
+    rt.record(ev, 0)
+    assert lib.fake_last_record_stream() == 0

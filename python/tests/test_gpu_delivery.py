@@ -551,3 +551,53 @@ def test_cuda_ipc_stopped_early_closes_before_the_call_ends(gpu_server, video_re
         loader.close()
     assert _freed(paths), "the device ring is freed when the exchange ends"
     assert not _still_open(gpu_server), "flightd freed a device slot whose handle the loader still had open"
+
+
+def test_cuda_ipc_release_waits_for_the_trainers_event(gpu_server, video_recipe, monkeypatch):
+    """Releases after the trainer's work (docs/gpu.md): at each release the loader records a
+    release event of its own for the slot on the current stream, its handle sent with the slot's
+    first release; flightd's decode waits on it before it rewrites the slot. On the fake, the
+    loader's event is a /dev/shm file and flightd's fake driver waits on it: the test holds the
+    event of step 0's release incomplete (the stand-in for a trainer's kernel still reading step
+    0's tensors) and sees flightd reach that slot's next write and wait (the event's "blocked"
+    word), the slot still holding step 0's frames; once the event completes, the run goes on and
+    every step equals delivery="flight"'s."""
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    # more steps than the device ring's slots: flightd comes back to step 0's slot while the
+    # trainer holds step 1 (the ring's free slots are handed out in release order)
+    recipe = dataclasses.replace(video_recipe, steps=24)
+    _, want, _ = _read(recipe, "flight")
+    assert len(want) == 24
+    with weft.TrainLoader(recipe, delivery="cuda-ipc", prefetch=2, decode_threads=1) as loader:
+        it = iter(loader)
+        b0 = next(it)
+        assert loader.delivery == "cuda-ipc", loader.delivery_fallback
+        dev = loader._device_slots
+        kept0 = {k: b0[k].clone() for k in ("cam", "wrist")}
+        got = [kept0]
+        dev.hold_events = True  # step 0's kernels "still run" when the trainer takes step 1
+        b1 = next(it)
+        got.append({k: b1[k].clone() for k in ("cam", "wrist")})
+        dev.hold_events = False
+        held = list(dev._fake_events)
+        assert len(held) == 1, "one release so far: step 0's, whose event was made then"
+        slot0 = held[0]
+        deadline = time.monotonic() + 60
+        while dev.event_state(slot0)["blocked"] < 1:
+            assert time.monotonic() < deadline, f"flightd never waited on the held event: {dev.event_state(slot0)}"
+            time.sleep(0.005)
+        # flightd is at the slot's next write, waiting: the slot still holds step 0's frames
+        assert torch.equal(b0["cam"], kept0["cam"]) and torch.equal(b0["wrist"], kept0["wrist"]), \
+            "flightd rewrote the slot before the trainer's event completed"
+        st = dev.event_state(slot0)
+        assert st["recorded"] == 1 and st["completed"] == 0 and st["waits"] >= 1
+        dev.complete_events()
+        event_files = [path for path, _ in dev._fake_events.values()]
+        for b in it:
+            got.append({k: b[k].clone() for k in ("cam", "wrist")})
+        assert loader.delivery == "cuda-ipc"
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert torch.equal(g["cam"], w["cam"]) and torch.equal(g["wrist"], w["wrist"]), f"step {i}"
+    assert event_files and not any(os.path.exists(p) for p in event_files), "the loader's event files go at close"
+    assert not _still_open(gpu_server)

@@ -26,6 +26,21 @@ Tensors are valid until the trainer takes the next step (their slot goes
 back then), or the iteration ends, or the loader closes (the handles are
 closed then): call ``.clone()`` to keep one.
 
+Releases after the trainer's work (docs/gpu.md): when a slot goes back,
+kernels the trainer queued on its tensors may still be running (CUDA is
+asynchronous). So at each release the loader records an interprocess event
+of its own for that slot (``cudaEventCreateWithFlags(DisableTiming |
+Interprocess)``, one per slot, made at the slot's first release) on the
+current torch stream of the releasing thread, and the slot's first release
+carries the event's handle (``"event"``, base64 of the
+``cudaIpcEventHandle_t``): flightd opens it once and its decode waits on
+the event (``cuStreamWaitEvent``) before it writes the slot again. No
+host synchronisation on either side. With the fake, the event is a
+64-byte /dev/shm file (gpu/shmevent.go's words: recorded, completed,
+waits, blocked) whose path is the handle; a record completes at once
+unless ``hold_events`` is set (a test's stand-in for a kernel still
+running), until ``complete_events()``.
+
 Each step's descriptor has its own shape and offset: steps of one exchange
 may differ in frame size (a mix of tables whose cameras differ). A step
 whose frames do not fit the slots so far comes in a slot of a larger ring
@@ -64,9 +79,21 @@ from ._errors import WeftError
 FAKE_SUFFIX = "fake"  # gpu.ShmMemory's DeviceUUID ends so
 
 
-def release_device_message(desc: dict[str, Any]) -> bytes:
-    """The JSON a client sends when done with a step's device slot."""
-    return b'{"slot":%d,"generation":%d,"device":true}' % (int(desc["slot"]), int(desc["generation"]))
+def release_device_message(desc: dict[str, Any], event: Optional[str] = None) -> bytes:
+    """The JSON a client sends when done with a step's device slot; with
+    ``event`` (base64 of the slot's release event handle: its first
+    release only), flightd waits on that event before it rewrites the slot."""
+    msg = b'{"slot":%d,"generation":%d,"device":true' % (int(desc["slot"]), int(desc["generation"]))
+    if event is not None:
+        msg += b',"event":"%s"' % event.encode("ascii")
+    return msg + b"}"
+
+
+# The fake release event (gpu/shmevent.go): 64 bytes, "WEFTEVT1" then
+# uint64 words recorded, completed, waits, blocked.
+FAKE_EVENT_BYTES = 64
+FAKE_EVENT_MAGIC = b"WEFTEVT1"
+FAKE_EVENT_PREFIX = "/dev/shm/weft-devent-"
 
 
 def is_fake(desc: dict[str, Any]) -> bool:
@@ -139,9 +166,21 @@ class _CudaRT:
             self._open_event.argtypes = [ctypes.POINTER(vp), _IpcHandle]
             self._wait = L.cudaStreamWaitEvent
             self._destroy_event = L.cudaEventDestroy
+        if self.driver:
+            self._create_event = L.cuEventCreate
+            self._event_handle = L.cuIpcGetEventHandle
+            self._record = L.cuEventRecord
+        else:
+            self._create_event = L.cudaEventCreateWithFlags
+            self._event_handle = L.cudaIpcGetEventHandle
+            self._record = L.cudaEventRecord
+        self._create_event.argtypes = [ctypes.POINTER(vp), u]
+        self._event_handle.argtypes = [ctypes.POINTER(_IpcHandle), vp]
+        self._record.argtypes = [vp, vp]
         self._wait.argtypes = [vp, vp, u]
         self._destroy_event.argtypes = [vp]
-        for f in (self._open_mem, self._close_mem, self._open_event, self._wait, self._destroy_event):
+        for f in (self._open_mem, self._close_mem, self._open_event, self._wait, self._destroy_event,
+                  self._create_event, self._event_handle, self._record):
             f.restype = ctypes.c_int
 
     def check(self, rc: int, what: str) -> None:
@@ -182,6 +221,24 @@ class _CudaRT:
 
     def wait(self, stream: int, event: int) -> None:
         self.check(self._wait(stream or None, event, 0), "cudaStreamWaitEvent")
+
+    # cudaEventDisableTiming | cudaEventInterprocess (CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)
+    INTERPROCESS_EVENT = 0x02 | 0x04
+
+    def create_ipc_event(self) -> tuple[int, bytes]:
+        """A new interprocess event (timing disabled, as interprocess events
+        must be) and its 64-byte handle."""
+        ev = ctypes.c_void_p()
+        self.check(self._create_event(ctypes.byref(ev), self.INTERPROCESS_EVENT), "cudaEventCreateWithFlags")
+        h = _IpcHandle()
+        rc = self._event_handle(ctypes.byref(h), ev)
+        if rc != 0:
+            self._destroy_event(ev)
+            self.check(rc, "cudaIpcGetEventHandle")
+        return int(ev.value or 0), ctypes.string_at(ctypes.addressof(h), 64)  # (.reserved would stop at a NUL)
+
+    def record(self, event: int, stream: int) -> None:
+        self.check(self._record(event, stream or None), "cudaEventRecord")
 
 
 def cuda_ipc_unavailable() -> Optional[str]:
@@ -225,6 +282,10 @@ class DeviceSlots:
         self._paths: dict[int, str] = {}
         self._ptrs: dict[int, int] = {}  # CUDA: slot → opened pointer
         self._events: dict[str, int] = {}  # event handle (base64) → opened event
+        # the loader's own release events, one per slot, made at the slot's first release
+        self._own: dict[int, int] = {}  # CUDA: slot → its event
+        self._fake_events: dict[int, tuple[str, mmap.mmap]] = {}  # fake: slot → its event file, mapped
+        self.hold_events = False  # fake only (tests): records stay incomplete until complete_events()
         self._rt: Optional[_CudaRT] = None
         # tensor() runs in the loader's reading thread, close() in whichever
         # thread lets the last step go (or the one stopping the loader)
@@ -315,6 +376,65 @@ class DeviceSlots:
             self._rt.wait(torch.cuda.current_stream(self.device).cuda_stream, self._events[ev])
             return torch.as_tensor(_CudaArray(ptr + offset, shape, strides, typestr), device=self.device)
 
+    def release_event(self, slot: int) -> Optional[str]:
+        """Records slot's release event (made at its first release) on the
+        current stream, after the work the trainer queued on the slot's
+        tensors, and returns its handle (base64) at the slot's first
+        release, None after (flightd keeps what it opened): the release
+        message carries it. None also when the exchange's slots are closed
+        or the slot was never opened (nothing read it)."""
+        with self._lock:
+            if self.closed:
+                return None
+            if slot in self._maps:
+                return self._fake_release(slot)
+            if slot in self._ptrs:  # pragma: no cover - needs a GPU (make gpu-check)
+                return self._cuda_release(slot)
+            return None
+
+    def _fake_release(self, slot: int) -> Optional[str]:
+        first = slot not in self._fake_events
+        if first:
+            fd, path = _fake_event_file()
+            try:
+                mm = mmap.mmap(fd, FAKE_EVENT_BYTES)
+            finally:
+                os.close(fd)
+            mm[:8] = FAKE_EVENT_MAGIC
+            self._fake_events[slot] = (path, mm)
+        path, mm = self._fake_events[slot]
+        recorded = _word(mm, 1) + 1
+        _set_word(mm, 1, recorded)
+        if not self.hold_events:
+            _set_word(mm, 2, recorded)  # the fake's "kernels" are done: the record completes at once
+        return base64.b64encode(path.encode()).decode() if first else None
+
+    def _cuda_release(self, slot: int) -> Optional[str]:  # pragma: no cover - needs a GPU (make gpu-check)
+        assert self._rt is not None
+        with torch.cuda.device(self.device):
+            handle = None
+            if slot not in self._own:
+                ev, h = self._rt.create_ipc_event()
+                self._own[slot] = ev
+                handle = base64.b64encode(h).decode()
+            # the releasing thread's current stream: where the trainer's work on the slot was queued
+            self._rt.record(self._own[slot], torch.cuda.current_stream(self.device).cuda_stream)
+            return handle
+
+    def event_state(self, slot: int) -> dict[str, int]:
+        """The fake release event's words of slot (tests): recorded,
+        completed, waits (flightd's stream waits put on it), blocked (its
+        writes that found it incomplete and waited)."""
+        with self._lock:
+            _, mm = self._fake_events[slot]
+            return {k: _word(mm, i + 1) for i, k in enumerate(("recorded", "completed", "waits", "blocked"))}
+
+    def complete_events(self) -> None:
+        """Completes every fake release event's records (the held "kernels" end)."""
+        with self._lock:
+            for _, mm in self._fake_events.values():
+                _set_word(mm, 2, _word(mm, 1))
+
     def close(self) -> None:
         """Closes every handle opened (idempotent; later ``tensor`` calls
         fail). Call it once no step's tensors are used any more: the loader
@@ -334,6 +454,14 @@ class DeviceSlots:
             for lock in self._locks.values():
                 os.close(lock)  # the fake's handle is closed: its flock goes
             self._locks.clear()
+            for path, mm in self._fake_events.values():
+                _set_word(mm, 2, _word(mm, 1))  # nothing of ours runs any more
+                mm.close()
+                try:
+                    os.unlink(path)  # flightd's mapping of it stays valid
+                except FileNotFoundError:
+                    pass
+            self._fake_events.clear()
             if self._rt is not None:  # pragma: no cover - needs a GPU
                 if self.device.type == "cuda":  # (a CPU device only in the ctypes tests)
                     torch.cuda.synchronize(self.device)  # no queued work reads a slot once its handle is closed
@@ -341,5 +469,29 @@ class DeviceSlots:
                     self._rt.close_mem(ptr)
                 for ev in self._events.values():  # an opened IPC event is the opener's to destroy
                     self._rt.destroy_event(ev)
+                for ev in self._own.values():  # the loader's own release events (the device is synchronised)
+                    self._rt.destroy_event(ev)
             self._ptrs.clear()
             self._events.clear()
+            self._own.clear()
+
+
+def _word(mm: mmap.mmap, i: int) -> int:
+    return int.from_bytes(mm[8 * i:8 * i + 8], "little")
+
+
+def _set_word(mm: mmap.mmap, i: int, v: int) -> None:
+    mm[8 * i:8 * i + 8] = v.to_bytes(8, "little")
+
+
+def _fake_event_file() -> tuple[int, str]:
+    """A new fake release event file (zeroed), open read-write."""
+    for _ in range(100):
+        path = FAKE_EVENT_PREFIX + os.urandom(8).hex()
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            continue
+        os.ftruncate(fd, FAKE_EVENT_BYTES)
+        return fd, path
+    raise WeftError("cuda-ipc: no fake release event file could be made in /dev/shm")

@@ -670,8 +670,12 @@ class _Exchange:
                     if slot.desc is not None:
                         self.writer.write_metadata(release_message(slot.desc))
                     for key in dict.fromkeys((d["slot"], d["generation"]) for d in slot.device):
-                        # once per slot: a step's video columns share it
-                        self.writer.write_metadata(release_device_message({"slot": key[0], "generation": key[1]}))
+                        # once per slot: a step's video columns share it. The slot's release event is
+                        # recorded on this thread's current stream (after the trainer's kernels on the
+                        # step), its handle sent with the slot's first release: flightd waits on it
+                        # before it rewrites the slot (docs/gpu.md, "Releases after the trainer's work").
+                        event = self.dev.release_event(key[0])
+                        self.writer.write_metadata(release_device_message({"slot": key[0], "generation": key[1]}, event))
                 except FLIGHT_ERRORS:
                     self.closed = True  # the stream is gone (ended, cancelled): nothing holds the slot any more
             self._maybe_end()

@@ -9,7 +9,8 @@
  * HEVC and AV1 (libavcodec's parsers and decoders; AV1 packets checked as the real parser takes them,
  * the CUVIDEOFORMATEX form of the sequence callback, the operating point callback), $MOCK_DENY_CODECS
  * to deny codecs in the caps, cuIpc* handles (a 64-byte
- * handle holding the pointer), call counters for tests (fake_stats). Device memory is host memory.
+ * handle holding the pointer), interprocess events and stream waits that model ordering (a client's
+ * fake event file: see "events and stream waits" below), call counters for tests (fake_stats). Device memory is host memory.
  * It says nothing about the real driver. Built by the tests with:
  *   gcc -O2 -fPIC -shared -I../../include -o libfake.so fake_driver.c -lavcodec -lavutil
  */
@@ -17,6 +18,8 @@
 /* the resize's float32 sums round every product and sum, as the PTX (mul.rn/add.rn) and gpu.ResizeRGB do */
 #pragma GCC optimize("fp-contract=off")
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -129,11 +132,80 @@ static CUresult copy2d(const CUDA_MEMCPY2D *m)
         atomic_fetch_add(&g_stats[4], (long long)(m->Height * m->WidthInBytes));
     return CUDA_SUCCESS;
 }
+/* ---- events and stream waits (gpu/shmevent.go has the event's words) ----
+ * An event is 64 bytes: "WEFTEVT1", then uint64 words recorded, completed, waits, blocked. The fake's
+ * own events (cuEventCreate) are heap memory; an event opened by cuIpcOpenEventHandle from a path
+ * (a client's fake event file: the Python loader's, gpu.ShmEvent) is that file, mapped, so the client
+ * decides when its records complete (a held record: a kernel still running on its stream).
+ * cuStreamWaitEvent puts a wait on the stream: the count recorded then. The stream's next work
+ * (cuLaunchKernel, cuMemcpy2DAsync, cuStreamSynchronize) first waits until the event completed that
+ * many records, counting in blocked each wait that had to; past $MOCK_EVENT_WAIT_MS (60000) it fails
+ * loudly (CUDA_ERROR_LAUNCH_TIMEOUT). So a write the wait guards cannot happen before the event
+ * completes, and a test can see that it waits (blocked) while it holds the event. */
+#define EV_MAGIC "WEFTEVT1"
+typedef struct { char magic[8]; uint64_t recorded, completed, waits, blocked; char pad[24]; } fake_event;
+typedef struct { char reserved[64]; } fake_ipc_handle;
+#define MAX_WAITS 16
+typedef struct { int n; fake_event *ev[MAX_WAITS]; uint64_t target[MAX_WAITS]; } fake_stream;
+#define LAUNCH_TIMEOUT 702
+
+static int is_event(const void *e) { return e && memcmp(((const fake_event *)e)->magic, EV_MAGIC, 8) == 0; }
+
+/* waits until ev completed target records */
+static CUresult wait_event(fake_event *ev, uint64_t target)
+{
+    if (__atomic_load_n(&ev->completed, __ATOMIC_ACQUIRE) >= target) return CUDA_SUCCESS;
+    __atomic_fetch_add(&ev->blocked, 1, __ATOMIC_ACQ_REL);
+    const char *e = getenv("MOCK_EVENT_WAIT_MS");
+    long ms = e ? atol(e) : 60000;
+    for (long t = 0; __atomic_load_n(&ev->completed, __ATOMIC_ACQUIRE) < target; t++) {
+        if (t >= ms)
+            MOCK_FAIL(LAUNCH_TIMEOUT, "stream wait on an event: %llu records completed of %llu after %ld ms",
+                      (unsigned long long)__atomic_load_n(&ev->completed, __ATOMIC_ACQUIRE), (unsigned long long)target, ms);
+        usleep(1000);
+    }
+    return CUDA_SUCCESS;
+}
+
+/* the stream's waits, before its next work */
+static CUresult drain(CUstream st)
+{
+    fake_stream *fs = (fake_stream *)st;
+    if (!fs) return CUDA_SUCCESS;
+    CUresult r = CUDA_SUCCESS;
+    for (int i = 0; i < fs->n && !r; i++) r = wait_event(fs->ev[i], fs->target[i]);
+    fs->n = 0;
+    return r;
+}
+
 EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *m) { return copy2d(m); }
-EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *m, CUstream s) { (void)s; return copy2d(m); }
-EXPORT CUresult cuStreamCreate(CUstream *s, unsigned f) { (void)f; *s = (CUstream)malloc(1); return CUDA_SUCCESS; }
-EXPORT CUresult cuStreamSynchronize(CUstream s) { (void)s; return tl_depth ? CUDA_SUCCESS : (CUresult)INVALID_CONTEXT; }
+EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *m, CUstream s)
+{
+    CUresult r = drain(s);
+    return r ? r : copy2d(m);
+}
+EXPORT CUresult cuStreamCreate(CUstream *s, unsigned f) { (void)f; *s = (CUstream)calloc(1, sizeof(fake_stream)); return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    if (!tl_depth) return (CUresult)INVALID_CONTEXT;
+    return drain(s);
+}
 EXPORT CUresult cuStreamDestroy_v2(CUstream s) { free(s); return CUDA_SUCCESS; }
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
+{
+    if (!tl_depth) MOCK_FAIL(INVALID_CONTEXT, "cuStreamWaitEvent without context");
+    if (!is_event(e) || flags) MOCK_FAIL(INVALID_VALUE, "cuStreamWaitEvent: not an event, or flags %u", flags);
+    fake_event *ev = (fake_event *)e;
+    __atomic_fetch_add(&ev->waits, 1, __ATOMIC_ACQ_REL);
+    uint64_t target = __atomic_load_n(&ev->recorded, __ATOMIC_ACQUIRE);
+    fake_stream *fs = (fake_stream *)s;
+    if (!fs) return wait_event(ev, target); /* the NULL stream: at once */
+    if (fs->n == MAX_WAITS) MOCK_FAIL(INVALID_VALUE, "cuStreamWaitEvent: more than %d waits before any work", MAX_WAITS);
+    fs->ev[fs->n] = ev;
+    fs->target[fs->n] = target;
+    fs->n++;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
 {
     switch ((int)r) {
@@ -141,6 +213,7 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
     case 1: *s = "CUDA_ERROR_INVALID_VALUE"; break;
     case 100: *s = "CUDA_ERROR_NO_DEVICE"; break;
     case 201: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
+    case 702: *s = "CUDA_ERROR_LAUNCH_TIMEOUT"; break;
     case 801: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
     default: *s = NULL; return INVALID_VALUE;
     }
@@ -153,7 +226,7 @@ STUB(cuMemAllocPitch_v2) STUB(cuMemAllocManaged) STUB(cuMemsetD8Async) STUB(cuMe
  STUB(cuMemcpyHtoDAsync_v2)  STUB(cuMemcpyDtoHAsync_v2)
 STUB(cuMemcpyDtoD_v2) STUB(cuMemcpyDtoDAsync_v2) STUB(cuCtxGetDevice) STUB(cuDevicePrimaryCtxGetState)
 STUB(cuDevicePrimaryCtxReset) STUB(cuStreamQuery) STUB(cuStreamAddCallback) 
- STUB(cuEventSynchronize) STUB(cuEventQuery)  
+ STUB(cuEventSynchronize) STUB(cuEventQuery)
 STUB(cuLinkCreate) STUB(cuLinkAddData) STUB(cuLinkComplete) STUB(cuLinkDestroy) 
   STUB(cuModuleGetGlobal) STUB(cuTexObjectCreate)
 STUB(cuTexObjectDestroy) STUB(cuGLGetDevices_v2) STUB(cuGraphicsGLRegisterImage)
@@ -184,11 +257,81 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d) { (void)d; memcpy(u->bytes, "FAKE-GPU-UUID-01", 16); return CUDA_SUCCESS; }
-EXPORT CUresult cuEventCreate(CUevent *e, unsigned f) { (void)f; *e = (CUevent)malloc(1); return CUDA_SUCCESS; }
-EXPORT CUresult cuEventDestroy_v2(CUevent e) { free(e); return CUDA_SUCCESS; }
-EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { (void)e; (void)s; return tl_depth ? CUDA_SUCCESS : (CUresult)INVALID_CONTEXT; }
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned f)
+{
+    (void)f;
+    fake_event *ev = calloc(1, sizeof *ev);
+    memcpy(ev->magic, EV_MAGIC, 8);
+    *e = (CUevent)ev;
+    return CUDA_SUCCESS;
+}
+/* events opened from a client's file (cuIpcOpenEventHandle): unmapped, not freed, at destroy */
+static pthread_mutex_t g_opened_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *g_opened[256];
+static int forget_opened(void *e)
+{
+    int found = 0;
+    pthread_mutex_lock(&g_opened_mu);
+    for (int i = 0; i < 256; i++)
+        if (g_opened[i] == e) g_opened[i] = NULL, found = 1;
+    pthread_mutex_unlock(&g_opened_mu);
+    return found;
+}
+EXPORT CUresult cuEventDestroy_v2(CUevent e)
+{
+    if (!is_event(e)) MOCK_FAIL(INVALID_VALUE, "cuEventDestroy: not an event");
+    if (forget_opened(e)) munmap(e, sizeof(fake_event));
+    else free(e);
+    return CUDA_SUCCESS;
+}
+/* the fake's own work is done when its calls return: a record completes at once */
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    (void)s;
+    if (!tl_depth) return (CUresult)INVALID_CONTEXT;
+    if (!is_event(e)) MOCK_FAIL(INVALID_VALUE, "cuEventRecord: not an event");
+    fake_event *ev = (fake_event *)e;
+    uint64_t n = __atomic_add_fetch(&ev->recorded, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&ev->completed, n, __ATOMIC_RELEASE);
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuIpcGetMemHandle(void *h, CUdeviceptr p) { memset(h, 0, 64); memcpy(h, "FAKEIPCM", 8); memcpy((char *)h + 8, &p, sizeof p); return CUDA_SUCCESS; }
 EXPORT CUresult cuIpcGetEventHandle(void *h, CUevent e) { memset(h, 0, 64); memcpy(h, "FAKEIPCE", 8); memcpy((char *)h + 8, &e, sizeof e); return CUDA_SUCCESS; }
+/* a handle of cuIpcGetEventHandle (this process's event), or the path of a client's fake event file
+ * (NUL-terminated in the 64 bytes), mapped */
+EXPORT CUresult cuIpcOpenEventHandle(CUevent *e, fake_ipc_handle h)
+{
+    if (!tl_depth) MOCK_FAIL(INVALID_CONTEXT, "cuIpcOpenEventHandle without context");
+    if (memcmp(h.reserved, "FAKEIPCE", 8) == 0) {
+        memcpy(e, h.reserved + 8, sizeof *e);
+        if (!is_event(*e)) MOCK_FAIL(INVALID_VALUE, "cuIpcOpenEventHandle: not an event");
+        return CUDA_SUCCESS;
+    }
+    char path[65];
+    memcpy(path, h.reserved, 64);
+    path[64] = 0;
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) MOCK_FAIL(INVALID_VALUE, "cuIpcOpenEventHandle: open %s failed", path);
+    void *m = mmap(NULL, sizeof(fake_event), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) MOCK_FAIL(INVALID_VALUE, "cuIpcOpenEventHandle: map %s failed", path);
+    if (!is_event(m)) {
+        munmap(m, sizeof(fake_event));
+        MOCK_FAIL(INVALID_VALUE, "cuIpcOpenEventHandle: %s is not a fake event", path);
+    }
+    pthread_mutex_lock(&g_opened_mu);
+    int slot = -1;
+    for (int i = 0; i < 256 && slot < 0; i++)
+        if (!g_opened[i]) slot = i;
+    if (slot >= 0) g_opened[slot] = m;
+    pthread_mutex_unlock(&g_opened_mu);
+    if (slot < 0) {
+        munmap(m, sizeof(fake_event));
+        MOCK_FAIL(INVALID_VALUE, "cuIpcOpenEventHandle: more than 256 opened events");
+    }
+    *e = (CUevent)m;
+    return CUDA_SUCCESS;
+}
 
 #define FAKE_MODULE ((CUmodule)(uintptr_t)0x40D0)
 #define FAKE_RGB ((CUfunction)(uintptr_t)0xF00D)
@@ -312,8 +455,10 @@ static int rint_i(float v) { return (int)__builtin_rintf(v); }
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                                unsigned shm, CUstream st, void **a, void **extra)
 {
-    (void)shm; (void)st; (void)extra;
+    (void)shm; (void)extra;
     if (!tl_depth) MOCK_FAIL(INVALID_CONTEXT, "cuLaunchKernel without context");
+    CUresult wr = drain(st); /* the stream's waits on events first (cuStreamWaitEvent) */
+    if (wr) return wr;
     if ((f != FAKE_RGB && f != FAKE_VRESIZE && f != FAKE_HRESIZE) || gz != 1 || bz != 1 || !a)
         MOCK_FAIL(INVALID_VALUE, "launch: bad function or grid");
     atomic_fetch_add(&g_stats[5], 1);

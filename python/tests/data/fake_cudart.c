@@ -52,6 +52,36 @@ static int n_destroyed;
 int cudaEventDestroy(void *e) { last_destroyed = (uint64_t)(uintptr_t)e; n_destroyed++; return 0; }
 int cuEventDestroy_v2(void *e) { last_destroyed = (uint64_t)(uintptr_t)e; n_destroyed++; return 0; }
 
+/* the loader's own release events: created interprocess, exported, recorded on a stream */
+static unsigned last_create_flags;
+static uint64_t next_event = 0x9000, last_record_event, last_record_stream;
+static int create_event(void **ev, unsigned flags)
+{
+    last_create_flags = flags;
+    *ev = (void *)(uintptr_t)(next_event += 0x10);
+    return 0;
+}
+int cudaEventCreateWithFlags(void **ev, unsigned flags) { return create_event(ev, flags); }
+int cuEventCreate(void **ev, unsigned flags) { return create_event(ev, flags); }
+static int event_handle(handle64 *h, void *ev)
+{
+    uint64_t v = (uint64_t)(uintptr_t)ev;
+    memset(h, 0, sizeof *h);
+    memcpy(h->reserved + 8, &v, 8);
+    h->reserved[63] = 0x5a;
+    return 0;
+}
+int cudaIpcGetEventHandle(handle64 *h, void *ev) { return event_handle(h, ev); }
+int cuIpcGetEventHandle(handle64 *h, void *ev) { return event_handle(h, ev); }
+static int record(void *ev, void *stream)
+{
+    last_record_event = (uint64_t)(uintptr_t)ev;
+    last_record_stream = (uint64_t)(uintptr_t)stream;
+    return 0;
+}
+int cudaEventRecord(void *ev, void *s) { return record(ev, s); }
+int cuEventRecord(void *ev, void *s) { return record(ev, s); }
+
 const char *cudaGetErrorString(int rc) { return rc == 400 ? "invalid resource handle" : "unknown error"; }
 int cuGetErrorString(int rc, const char **s) { *s = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "CUDA_ERROR_UNKNOWN"; return 0; }
 
@@ -62,3 +92,6 @@ uint64_t fake_last_closed(void) { return last_closed; }
 unsigned fake_last_flags(void) { return last_flags; }
 uint64_t fake_last_destroyed(void) { return last_destroyed; }
 int fake_destroyed(void) { return n_destroyed; }
+unsigned fake_last_create_flags(void) { return last_create_flags; }
+uint64_t fake_last_record_event(void) { return last_record_event; }
+uint64_t fake_last_record_stream(void) { return last_record_stream; }

@@ -1,0 +1,189 @@
+//go:build cgo && linux
+
+package flight_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/weftdata/weft/client"
+	"github.com/weftdata/weft/flight"
+	"github.com/weftdata/weft/gpu"
+	"github.com/weftdata/weft/internal/membudget"
+)
+
+// TestExchangeCudaIPCReleaseEvent: a consumer whose own GPU work reads a
+// step's device slot orders its release after that work (docs/gpu.md,
+// "Releases after the trainer's work"): it records an interprocess event
+// per slot at each release (client.DeviceConsumer.ReleaseEvent) and sends
+// the event's handle with the slot's first release. flightd's decode waits
+// on it before it writes the slot again. On the fake (a consumer's event
+// is a gpu.ShmEvent file, which the fake driver's stream wait reads), the
+// consumer holds step 0's event incomplete (a kernel still reading the
+// slot): flightd, which has only that slot to decode step 2 into (a ring
+// of two, the other holding step 1), reaches its write and waits, the slot
+// keeps step 0's frames, and step 2 is written once the event completes.
+// Every step's frames are the CPU path's.
+func TestExchangeCudaIPCReleaseEvent(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	// a ring of two slots of a step's frames [6, 3, 48, 64, 3]
+	budget, err := membudget.New(membudget.Options{Total: 2 * 6 * 3 * 48 * 64 * 3})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	ref := refFrames(t, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	require.Greater(t, run.Record.Steps, int64(3))
+	pts := map[int64][][]int64{}
+	for st, err := range se.c.ReadRank(ctx, run.Ranks[0]) {
+		require.NoError(t, err)
+		pts[st.Step] = windowPTS(t, st.Batch, "wrist_camera")
+	}
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+
+	evDir := t.TempDir()
+	events := map[int]*gpu.ShmEvent{}
+	handles := map[int]*gpu.ShmHandle{}
+	sent := map[int]bool{}
+	final := map[int]gpu.EventState{} // each event's words when the consumer closed it
+	hold := false
+	dc := client.DeviceConsumer{
+		ReleaseEvent: func(slot int) ([]byte, error) {
+			ev := events[slot]
+			if ev == nil {
+				var err error
+				if ev, err = gpu.NewShmEvent(evDir); err != nil {
+					return nil, err
+				}
+				events[slot] = ev
+			}
+			ev.Record(hold)
+			if sent[slot] {
+				return nil, nil
+			}
+			sent[slot] = true
+			return ev.Handle(), nil
+		},
+		Close: func() error {
+			var err error
+			for _, h := range handles {
+				err = errors.Join(err, h.Close())
+			}
+			for slot, ev := range events {
+				ev.Complete() // (a test that failed while holding one lets flightd go on)
+				final[slot] = ev.State()
+				err = errors.Join(err, ev.Close())
+			}
+			return err
+		},
+	}
+	waitsBefore := d.Stats().EventWaits
+	var slot0 int
+	var snapshot []byte
+	n := int64(0)
+	for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], client.DeliveryCudaIPC, dc) {
+		require.NoError(t, err)
+		require.Len(t, st.Device, 1)
+		var ds gpu.DeviceSlot
+		require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+		if ds.IPCHandle != "" {
+			path, err := base64.StdEncoding.DecodeString(ds.IPCHandle)
+			require.NoError(t, err)
+			h, err := gpu.OpenShmHandle(path)
+			require.NoError(t, err)
+			handles[ds.Slot] = h
+		}
+		data := handles[ds.Slot].Mem
+		fb := 48 * 64 * 3
+		for i, row := range pts[st.Step] {
+			for j, p := range row {
+				off := int(ds.Offset) + (i*3+j)*fb
+				require.True(t, bytes.Equal(ref[p], data[off:off+fb]), "step %d row %d frame %d (pts %d)", st.Step, i, j, p)
+			}
+		}
+		switch st.Step {
+		case 0:
+			// step 0's kernels "still run" when the loop goes on: its release's record is held
+			slot0, snapshot, hold = ds.Slot, bytes.Clone(data), true
+		case 1:
+			require.NotEqual(t, slot0, ds.Slot)
+			hold = false
+			ev := events[slot0]
+			for deadline := time.Now().Add(60 * time.Second); ev.State().Blocked < 1; time.Sleep(2 * time.Millisecond) {
+				require.False(t, time.Now().After(deadline), "flightd never waited on the held release event")
+			}
+			require.Equal(t, snapshot, handles[slot0].Mem, "flightd wrote the slot before the consumer's event completed")
+			ev.Complete()
+		case 2:
+			require.Equal(t, slot0, ds.Slot, "step 2 in the slot step 0 released")
+		}
+		n++
+	}
+	require.Equal(t, run.Record.Steps, n)
+	require.Len(t, final, 2)
+	for slot, st := range final {
+		require.Positive(t, st.Waits, "flightd waited on slot %d's event", slot)
+		require.Equal(t, st.Recorded, st.Completed)
+	}
+	// only step 2's writes waited (each of its segments' sessions: they decode at once)
+	require.Positive(t, final[slot0].Blocked)
+	require.Zero(t, final[1-slot0].Blocked)
+	require.Greater(t, d.Stats().EventWaits, waitsBefore)
+	require.Eventually(t, func() bool { return len(dslotFiles(t, mem.Dir)) == 0 }, 20*time.Second, 10*time.Millisecond)
+	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
+}
+
+// TestExchangeCudaIPCBadReleaseEvent: a device release whose event is not
+// base64, or does not open (not an event), ends the exchange with
+// INVALID_ARGUMENT, and the ring is freed.
+func TestExchangeCudaIPCBadReleaseEvent(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem})
+	for _, tc := range []struct{ name, event, msg string }{
+		{"not base64", "%%%", "not base64"},
+		{"not an event", base64.StdEncoding.EncodeToString([]byte("/dev/null")), "release event"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stream, h := rawExchange(ctx, t, se.env, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+			require.NotNil(t, h)
+			require.Equal(t, client.DeliveryCudaIPC, h.Delivery)
+			fd, err := stream.Recv()
+			require.NoError(t, err)
+			var sd flight.StepDevice
+			require.NoError(t, json.Unmarshal(fd.AppMetadata, &sd))
+			require.Len(t, sd.Device, 1)
+			sendRelease(t, stream, fmt.Sprintf(`{"slot": %d, "generation": %d, "device": true, "event": %q}`,
+				sd.Device[0].Slot, sd.Device[0].Generation, tc.event))
+			for err == nil {
+				_, err = stream.Recv()
+			}
+			requireCode(t, err, codes.InvalidArgument, tc.msg)
+			require.Eventually(t, func() bool { return len(dslotFiles(t, mem.Dir)) == 0 }, 20*time.Second, 10*time.Millisecond)
+		})
+	}
+}

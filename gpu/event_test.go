@@ -1,0 +1,238 @@
+//go:build cgo && linux
+
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weftdata/weft/video/pixnorm"
+)
+
+// eventSlot decodes windows (of cd's frames) into the slot u, each with
+// opts, and returns the bytes they should be (the Go reference).
+func eventStep(ctx context.Context, t *testing.T, d *Device, cd clipData, u SlotUse, windows [][]int, opts DecodeOptions) ([]byte, error) {
+	t.Helper()
+	w, h := cd.x.Config.Width, cd.x.Config.Height
+	b, err := cd.x.PlanWindows(windows)
+	require.NoError(t, err)
+	var spec ColorSpec
+	for _, p := range b.Decodes {
+		var want []int64
+		var to []uint64
+		for _, k := range p.Keep {
+			for wi, win := range windows {
+				for ti, f := range win {
+					if f == k.Frame {
+						want = append(want, k.PTS)
+						to = append(to, u.Region.Ptr+uint64((wi*len(win)+ti)*w*h*3))
+					}
+				}
+			}
+		}
+		if spec, err = d.DecodeRGBTo(ctx, cd.segment(p), want, to, opts); err != nil {
+			return nil, err
+		}
+	}
+	tab, err := Tables(spec)
+	require.NoError(t, err)
+	var out []byte
+	for _, win := range windows {
+		for _, f := range win {
+			rgb, err := YUV420ToRGB(Frame{Width: w, Height: h, Bits: 8, Data: cd.frames[f]}, tab)
+			require.NoError(t, err)
+			out = append(out, rgb...)
+		}
+	}
+	return out, nil
+}
+
+// waitFor polls cond until it holds (a bound, not a timed assertion: the
+// condition is what is tested).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
+
+// TestFakeEventOrdersTheNextWrite: a client's release event (recorded on
+// the stream that read the slot, its handle sent with the slot's first
+// release) is opened once by the ring, handed out with every later use of
+// the slot, and the decode's stream waits on it before its first write:
+// while the client holds the event incomplete (a kernel still reading the
+// slot), the fake driver's next write into the slot waits (the event's
+// blocked count), the slot keeps the previous step's frames, and the
+// write happens once the event completes. Both memories flightd uses: the
+// device's own (cuIpcOpenEventHandle of the fake driver) and the CPU fake
+// of device memory (ShmMemory, --gpu-fake-memory).
+func TestFakeEventOrdersTheNextWrite(t *testing.T) {
+	needFFmpeg(t)
+	ctx := context.Background()
+	d, err := Open(ctx, fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	cd := makeFakeClip(t, fakeClips()[0])
+	w, h := cd.x.Config.Width, cd.x.Config.Height
+	steps := [][][]int{{{10, 11, 12}, {30, 31, 32}}, {{3, 4, 5}, {40, 41, 42}}, {{20, 21, 22}, {1, 2, 3}}}
+	slotBytes := int64((2*3*w*h*3 + 255) / 256 * 256)
+	shm := NewShmMemory(t.TempDir())
+	for _, tc := range []struct {
+		name   string
+		mem    Memory
+		read   func(Region) []byte
+		handle func(*ShmEvent) []byte
+	}{
+		// cuIpcOpenEventHandle takes the 64 bytes of a cudaIpcEventHandle_t: the fake driver's
+		// form of a client's fake event is its path, NUL-padded
+		{"device memory", d.Memory(), func(r Region) []byte {
+			b, err := d.ReadBack(Buffer{Ptr: r.Ptr, Size: int(r.Size)})
+			require.NoError(t, err)
+			return b
+		}, func(e *ShmEvent) []byte { return append(e.Handle(), make([]byte, 64-len(e.Handle()))...) }},
+		{"fake device memory", shm, func(r Region) []byte { return bytes.Clone(shm.Bytes(r)) }, (*ShmEvent).Handle},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewDeviceRing(tc.mem, RingOptions{Slots: 1, SlotBytes: slotBytes})
+			require.NoError(t, err)
+			defer r.Close()
+			ev, err := NewShmEvent("") // /dev/shm: a path that fits in a handle
+			require.NoError(t, err)
+			defer ev.Close()
+			handle := tc.handle(ev)
+
+			u, err := r.Acquire(ctx)
+			require.NoError(t, err)
+			require.Zero(t, u.Wait, "no release event yet")
+			want0, err := eventStep(ctx, t, d, cd, u, steps[0], DecodeOptions{Wait: u.Wait})
+			require.NoError(t, err)
+			_, err = r.Publish(u, 0, []int{2, 3, h, w, 3}, pixnorm.Uint8)
+			require.NoError(t, err)
+			require.Equal(t, want0, tc.read(u.Region)[:len(want0)])
+
+			// the client's kernels still read the slot: its event is recorded, held incomplete
+			ev.Record(true)
+			require.ErrorIs(t, r.ReleaseAfter(u.Index, u.Generation+1, handle), ErrStaleGeneration)
+			require.NoError(t, r.ReleaseAfter(u.Index, u.Generation, handle))
+			u, err = r.Acquire(ctx)
+			require.NoError(t, err)
+			require.NotZero(t, u.Wait, "the slot's release event goes with its next use")
+			waits := d.Stats().EventWaits
+			type result struct {
+				want []byte
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				want, err := eventStep(ctx, t, d, cd, u, steps[1], DecodeOptions{Wait: u.Wait})
+				done <- result{want, err}
+			}()
+			waitFor(t, "the decode's write waits on the held event", func() bool { return ev.State().Blocked >= 1 })
+			require.Equal(t, want0, tc.read(u.Region)[:len(want0)], "the slot was written before the client's event completed")
+			select {
+			case res := <-done:
+				t.Fatalf("the decode ended while the event was held: %v", res.err)
+			default:
+			}
+			ev.Complete()
+			res := <-done
+			require.NoError(t, res.err)
+			require.Equal(t, res.want, tc.read(u.Region)[:len(res.want)], "the step after the event completed")
+			require.Greater(t, d.Stats().EventWaits, waits)
+			st := ev.State()
+			require.Equal(t, uint64(1), st.Recorded)
+			require.GreaterOrEqual(t, st.Waits, uint64(1))
+
+			// later releases carry no handle; the slot keeps its event: a completed record does not block
+			ev.Record(false)
+			require.NoError(t, r.ReleaseAfter(u.Index, u.Generation, nil))
+			u, err = r.Acquire(ctx)
+			require.NoError(t, err)
+			require.NotZero(t, u.Wait)
+			blocked := ev.State().Blocked
+			want2, err := eventStep(ctx, t, d, cd, u, steps[2], DecodeOptions{Wait: u.Wait})
+			require.NoError(t, err)
+			require.Equal(t, want2, tc.read(u.Region)[:len(want2)])
+			require.Equal(t, blocked, ev.State().Blocked)
+
+			// a slot's event cannot change; a handle that does not open is refused; the slot stays held
+			other, err := NewShmEvent("")
+			require.NoError(t, err)
+			defer other.Close()
+			require.ErrorIs(t, r.ReleaseAfter(u.Index, u.Generation, tc.handle(other)), ErrBadEvent)
+			require.Equal(t, 1, r.Held())
+			require.NoError(t, r.ReleaseAfter(u.Index, u.Generation, handle)) // the same one again is fine
+
+			// a held event that never completes fails the write loudly (the fake's bound)
+			t.Setenv("MOCK_EVENT_WAIT_MS", "20")
+			ev.Record(true)
+			u, err = r.Acquire(ctx)
+			require.NoError(t, err)
+			_, err = eventStep(ctx, t, d, cd, u, steps[0], DecodeOptions{Wait: u.Wait})
+			require.ErrorIs(t, err, ErrDriver)
+			require.ErrorContains(t, err, "CUDA_ERROR_LAUNCH_TIMEOUT")
+			ev.Complete()
+			require.NoError(t, r.Release(u.Index, u.Generation))
+		})
+	}
+}
+
+// TestRingReleaseEvent: ReleaseAfter on the CPU fake alone (no driver):
+// the slot table's refusals come first and open nothing, a handle that is
+// not an event is ErrBadEvent and keeps the slot held, and Close lets go
+// of the opened events.
+func TestRingReleaseEvent(t *testing.T) {
+	ctx := context.Background()
+	shm := NewShmMemory(t.TempDir())
+	r, err := NewDeviceRing(shm, RingOptions{Slots: 2, SlotBytes: 256, FirstSlot: 4})
+	require.NoError(t, err)
+	ev, err := NewShmEvent(t.TempDir())
+	require.NoError(t, err)
+	defer ev.Close()
+	u, err := r.Acquire(ctx)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		index  int
+		gen    uint64
+		handle []byte
+		want   error
+	}{
+		{"unknown slot", 9, u.Generation, ev.Handle(), ErrUnknownSlot},
+		{"stale generation", u.Index, u.Generation + 1, ev.Handle(), ErrStaleGeneration},
+		{"not an event file", u.Index, u.Generation, []byte("/dev/null"), ErrBadEvent},
+		{"no such file", u.Index, u.Generation, []byte(t.TempDir() + "/none"), ErrBadEvent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, r.ReleaseAfter(tc.index, tc.gen, tc.handle), tc.want)
+			require.Equal(t, 1, r.Held())
+		})
+	}
+	require.NoError(t, r.ReleaseAfter(u.Index, u.Generation, ev.Handle()))
+	require.ErrorIs(t, r.ReleaseAfter(u.Index, u.Generation, ev.Handle()), ErrNotHeld)
+	// the other slot first (FIFO), then u's again, with its event
+	u2, err := r.Acquire(ctx)
+	require.NoError(t, err)
+	require.Zero(t, u2.Wait)
+	u3, err := r.Acquire(ctx)
+	require.NoError(t, err)
+	require.Equal(t, u.Index, u3.Index)
+	require.NotZero(t, u3.Wait)
+	st, ok := shm.EventState(u3.Wait)
+	require.True(t, ok)
+	require.Equal(t, EventState{}, st)
+	ev.Record(false)
+	st, _ = shm.EventState(u3.Wait)
+	require.Equal(t, EventState{Recorded: 1, Completed: 1}, st, "the opened event is the client's file")
+	require.NoError(t, r.Close())
+	_, ok = shm.EventState(u3.Wait)
+	require.False(t, ok, "Close lets go of the opened events")
+	require.True(t, errors.Is(r.ReleaseAfter(u3.Index, u3.Generation, nil), ErrRingClosed))
+}
