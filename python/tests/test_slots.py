@@ -183,7 +183,7 @@ class FakeServer:
     def __init__(self, tmp_name: str, size: int):
         if not os.path.isdir(SHM):
             pytest.skip(f"SKIPPED: {SHM} is missing")
-        self.path = os.path.join(SHM, f"weft-ring-test-{os.getpid()}-{tmp_name}")
+        self.path = os.path.join(SHM, f"weft-test-ring-{os.getpid()}-{tmp_name}")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             os.posix_fallocate(fd, 0, size)
