@@ -409,3 +409,30 @@ def test_in_place_op_does_not_crash(server):
     assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}"
     assert p.stdout.strip() == "ok"
     assert server.file_bytes(d) == b.serialize().to_pybytes(), "the child's writes reached the file"
+
+
+def test_read_only_when_the_kernel_will_not_commit_a_private_mapping(server, monkeypatch):
+    """Strict overcommit refuses a private writable mapping with ENOMEM:
+    the ring is mapped read-only instead (the kernel's answer is made up
+    here; the read-only mapping and the reads are real)."""
+    import errno
+
+    real = _mmap.mmap
+
+    def refuse_copy(fd, n, **kw):
+        if kw.get("access") == _mmap.ACCESS_COPY:
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        return real(fd, n, **kw)
+
+    monkeypatch.setattr(_slots.mmap, "mmap", refuse_copy)
+    ring = _slots.Ring(server.path)
+    try:
+        assert ring.tracking == "read-only"
+        b = numbers(100, 3)
+        d = server.put(0, 0, b)
+        check_is(ring.read_batch(d, b.schema), b)
+        ring.release(d)
+        with pytest.raises(TypeError):
+            memoryview(ring._mm)[0] = 1  # read-only
+    finally:
+        ring.close()

@@ -32,7 +32,10 @@ the file again. Only those entries of pagemap are read (8 bytes a page). If
 pagemap cannot be read or does not show a copy-on-write (a restricted
 ``/proc``), the whole range is dropped at each release instead (correct,
 slower: the next read of the range faults every page in again), logged once
-per ring.
+per ring. Under strict overcommit (``vm.overcommit_memory=2``) the kernel
+may refuse to commit a private writable mapping of a large ring: it is then
+mapped read-only, as before (logged: a write into a view kills the
+process).
 
 Slots are 64-byte aligned, not page aligned, so the first and last page of
 a step's message may hold the end or start of a neighbouring slot's step.
@@ -50,6 +53,7 @@ Not exported from ``weft``.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import mmap
@@ -115,8 +119,12 @@ class Ring:
     """A ring file mapped copy-on-write (module doc). Batches read from it
     keep the mapping alive; :meth:`close` drops this object's reference.
 
-    ``use_pagemap=False`` drops the whole range of a step at its release
-    (what a process without a readable ``/proc/self/pagemap`` gets).
+    ``tracking`` says how written pages are found: "pagemap", or
+    "whole-range" (every page of a step is dropped at its release: what a
+    process without a readable ``/proc/self/pagemap`` gets, or
+    ``use_pagemap=False``), or "read-only" (the kernel would not commit a
+    private writable mapping of the ring, under strict overcommit: it is
+    mapped read-only, and a write into it kills the process).
     ``stats`` counts the work: pages dropped at releases and reads, pages
     whose bytes were copied in from the file, and releases."""
 
@@ -131,7 +139,16 @@ class Ring:
                 raise ValueError(f"slot ring {self.path} is empty")
             # MAP_PRIVATE, PROT_READ|PROT_WRITE: writes are copied on write
             # and never reach the file.
-            self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_COPY)
+            writable = True
+            try:
+                self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_COPY)
+            except OSError as e:
+                if e.errno != errno.ENOMEM:
+                    raise
+                # strict overcommit (vm.overcommit_memory=2) counts a private
+                # writable mapping as memory it may need: map it read-only
+                writable = False
+                self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ)
         except BaseException:
             os.close(fd)
             raise
@@ -147,7 +164,12 @@ class Ring:
         self._pagemap_pid = 0
         self.stats = {"releases": 0, "dropped": 0, "copied": 0}
         self.tracking = "whole-range"
-        if use_pagemap:
+        if not writable:
+            self.tracking = "read-only"
+            log.warning("host slots: ring %s (%d bytes) cannot be mapped copy-on-write (not enough memory to "
+                        "commit); it is mapped read-only: writing into a tensor on it kills the process "
+                        "(SIGSEGV), .clone() it first", self.path, self.size)
+        elif use_pagemap:
             why = self._probe()
             if why is None:
                 self.tracking = "pagemap"
@@ -263,6 +285,8 @@ class Ring:
         if desc.ring != self.path and os.path.realpath(desc.ring) != os.path.realpath(self.path):
             raise ValueError(f"slot descriptor names ring {desc.ring}, this is {self.path}")
         msg = self.message(desc)
+        if self.tracking == "read-only":
+            return ipc.read_record_batch(msg, schema)
         off, end = desc.offset, desc.offset + desc.length
         with self._lock:
             # Only the first and last page can hold a copy written before:
