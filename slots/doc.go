@@ -11,7 +11,8 @@
 // write) and mapped read-write by the server. Slot i is the bytes
 // [i*SlotBytes, (i+1)*SlotBytes) of the file; SlotBytes is a multiple of 64
 // so every slot starts 64-byte aligned. Close unmaps and unlinks the file
-// (a client's existing read-only mapping stays valid until it unmaps).
+// (a client's existing mapping, read-only or copy-on-write, stays valid
+// until it unmaps).
 //
 // The ring's promises:
 //

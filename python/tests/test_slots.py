@@ -155,3 +155,284 @@ def test_descriptor_checked(slotwriter, tmp_path):
         rings.close()
     finally:
         w.kill()
+
+
+# ---------------------------------------------------------------- private writes
+#
+# The ring is mapped copy-on-write: a tensor on a slot is writable, the
+# write stays in this process, and the step's release drops it so the
+# slot's next step reads what the server wrote. These tests play the server
+# in-process: a MAP_SHARED writable mapping of a /dev/shm file (what flightd
+# has), writing IPC messages where flightd would.
+
+import mmap as _mmap
+import sys
+import textwrap
+
+import torch
+
+from weft._convert import to_tensors
+
+PAGE = _mmap.PAGESIZE
+MODES = ["pagemap", "whole-range"]
+
+
+class FakeServer:
+    """A ring file in /dev/shm with the server's shared, writable mapping."""
+
+    def __init__(self, tmp_name: str, size: int):
+        if not os.path.isdir(SHM):
+            pytest.skip(f"SKIPPED: {SHM} is missing")
+        self.path = os.path.join(SHM, f"weft-test-ring-{os.getpid()}-{tmp_name}")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            os.posix_fallocate(fd, 0, size)
+            self.mm = _mmap.mmap(fd, size, _mmap.MAP_SHARED)
+        finally:
+            os.close(fd)
+        self.gen: dict[int, int] = {}
+
+    def put(self, slot: int, offset: int, batch: pa.RecordBatch) -> _slots.SlotDescriptor:
+        """Write batch's message at offset (as flightd does into a slot)."""
+        msg = batch.serialize().to_pybytes()
+        self.mm[offset:offset + len(msg)] = msg
+        self.gen[slot] = self.gen.get(slot, 0) + 1
+        return _slots.SlotDescriptor(self.path, slot, self.gen[slot], offset, len(msg))
+
+    def file_bytes(self, desc: _slots.SlotDescriptor) -> bytes:
+        return self.mm[desc.offset:desc.offset + desc.length]
+
+    def close(self):
+        self.mm.close()
+        os.unlink(self.path)
+
+
+@pytest.fixture
+def server(request):
+    s = FakeServer(request.node.name.replace("[", "-").replace("]", ""), 1 << 20)
+    yield s
+    s.close()
+
+
+def ring_of(server: FakeServer, mode: str) -> _slots.Ring:
+    ring = _slots.Ring(server.path, use_pagemap=(mode == "pagemap"))
+    if mode == "pagemap" and ring.tracking != "pagemap":
+        msg = "/proc/self/pagemap does not show copy-on-write pages here: only the whole-range mode is tested"
+        print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
+        ring.close()
+        pytest.skip(msg)
+    assert ring.tracking == mode
+    return ring
+
+
+def numbers(n: int, seed: int) -> pa.RecordBatch:
+    """int64 and fixed_size_list<float32>[4] columns: n rows, values set by seed."""
+    ids = np.arange(n, dtype=np.int64) * 7 + seed
+    vec = np.arange(n * 4, dtype=np.float32) / 4 + seed
+    return pa.record_batch({"id": ids, "vec": pa.FixedSizeListArray.from_arrays(pa.array(vec), 4)})
+
+
+def scribble(t: dict) -> int:
+    """Write into every tensor of a converted batch in place; the bytes written."""
+    n = 0
+    for v in t.values():
+        v.view(torch.uint8).view(-1)[:] = 0xA5 if n % 2 else 0x5A
+        n += v.numel() * v.element_size()
+    return n
+
+
+def check_is(batch: pa.RecordBatch, want: pa.RecordBatch):
+    assert batch.equals(want), "a step shows bytes that are not the server's"
+
+
+def test_private_mapping_sees_the_servers_later_writes(server):
+    """tmpfs shares its pages with a private mapping until the client
+    writes one: what the server writes after the client mapped (and read)
+    the ring shows through the mapping."""
+    ring = ring_of(server, "whole-range")
+    try:
+        before = numbers(1000, 1)
+        d1 = server.put(0, 0, before)
+        check_is(ring.read_batch(d1, before.schema), before)  # faulted in, read
+        after = numbers(1000, 2)
+        d2 = server.put(0, 0, after)  # the server rewrites the pages the client has mapped
+        assert ring.message(d2).to_pybytes() == server.file_bytes(d2)
+        untouched = numbers(50, 3)
+        d3 = server.put(1, 512 * 1024, untouched)  # pages the client never read
+        check_is(ring.read_batch(d3, untouched.schema), untouched)
+    finally:
+        ring.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_writes_are_private_and_dropped_at_release(server, mode):
+    ring = ring_of(server, mode)
+    try:
+        first = numbers(20000, 1)  # ~400 KiB: many pages
+        d = server.put(0, 0, first)
+        t = to_tensors(ring.read_batch(d, first.schema), views=True)
+        assert ring.address <= t["id"].data_ptr() < ring.address + ring.size, "a view on the slot"
+        t["id"] -= 5  # in place, on the mapping: no SIGSEGV
+        t["vec"].div_(2)
+        assert t["id"][:3].tolist() == [1 - 5, 8 - 5, 15 - 5]
+        assert server.file_bytes(d) == first.serialize().to_pybytes(), "a client write reached the file"
+        ring.release(d)
+        if mode == "pagemap":
+            # id is 160 KB, vec 320 KB: every page they lie on, and no other
+            written = (20000 * 8 + 20000 * 16) // PAGE
+            assert written <= ring.stats["dropped"] <= written + 4, ring.stats
+        second = numbers(20000, 9)
+        d2 = server.put(0, 0, second)
+        t2 = ring.read_batch(d2, second.schema)
+        check_is(t2, second)
+        assert t["id"][0].item() == 9, "a released step's tensor shows the file"
+    finally:
+        ring.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_release_drops_only_written_pages(server, mode):
+    ring = ring_of(server, mode)
+    try:
+        b = numbers(20000, 1)
+        d = server.put(0, 0, b)
+        t = to_tensors(ring.read_batch(d, b.schema), views=True)
+        t["id"][0] = -1  # one page
+        before = ring.stats["dropped"]
+        ring.release(d)
+        pages = (d.offset + d.length - 1) // PAGE + 1
+        assert ring.stats["dropped"] - before == (1 if mode == "pagemap" else pages), ring.stats
+        b2 = numbers(20000, 4)
+        check_is(ring.read_batch(server.put(0, 0, b2), b2.schema), b2)
+    finally:
+        ring.close()
+
+
+def _two_slots(server, slot_bytes: int, rows: int):
+    a, b = numbers(rows, 10), numbers(rows, 20)
+    da, db = server.put(0, 0, a), server.put(1, slot_bytes, b)
+    # the end of a's message and the start of b's lie on one page
+    assert (da.offset + da.length - 1) // PAGE == db.offset // PAGE
+    return a, b, da, db
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_page_two_live_steps_share(server, mode):
+    """Slots are 64-byte aligned: a's last page is b's first. Writes into
+    b (held) survive a's release, and a's slot's next step reads as the
+    server wrote it though that page is still b's private copy."""
+    slot_bytes = PAGE + 64 * 40
+    ring = ring_of(server, mode)
+    try:
+        rows = (slot_bytes - 400) // 24
+        a, b, da, db = _two_slots(server, slot_bytes, rows)
+        ta = to_tensors(ring.read_batch(da, a.schema), views=True)
+        tb = to_tensors(ring.read_batch(db, b.schema), views=True)
+        scribble(ta)
+        scribble(tb)
+        mine = {k: v.clone() for k, v in tb.items()}
+        ring.release(da)
+        assert all(torch.equal(tb[k], mine[k]) for k in tb), "releasing a dropped b's writes"
+        a2 = numbers(rows, 30)
+        da2 = server.put(0, 0, a2)
+        check_is(ring.read_batch(da2, a2.schema), a2)
+        assert all(torch.equal(tb[k], mine[k]) for k in tb), "reading a's next step dropped b's writes"
+        ring.release(db)
+        b2 = numbers(rows, 40)
+        check_is(ring.read_batch(server.put(1, slot_bytes, b2), b2.schema), b2)
+    finally:
+        ring.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_page_copied_while_the_next_slot_was_free(server, mode):
+    """The client writes a's end while slot 1 is free: its private copy of
+    that page holds slot 1's old bytes. The server then writes b there: b
+    reads as written."""
+    slot_bytes = PAGE + 64 * 40
+    ring = ring_of(server, mode)
+    try:
+        rows = (slot_bytes - 400) // 24
+        a = numbers(rows, 10)
+        da = server.put(0, 0, a)
+        ta = to_tensors(ring.read_batch(da, a.schema), views=True)
+        scribble(ta)
+        b = numbers(rows, 20)
+        db = server.put(1, slot_bytes, b)
+        assert (da.offset + da.length - 1) // PAGE == db.offset // PAGE
+        check_is(ring.read_batch(db, b.schema), b)
+        mine = ta["vec"].clone()
+        assert torch.equal(ta["vec"], mine)
+        ring.release(db)
+        assert torch.equal(ta["vec"], mine), "releasing b dropped a's writes"
+    finally:
+        ring.close()
+
+
+def test_pagemap_is_used_here(server):
+    """On Linux with a readable /proc the written pages are found (else the
+    whole range is dropped at each release, which the tests above cover)."""
+    ring = _slots.Ring(server.path)
+    try:
+        if ring.tracking != "pagemap":
+            msg = "/proc/self/pagemap does not show copy-on-write pages: releases drop whole ranges here"
+            print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
+            pytest.skip(msg)
+    finally:
+        ring.close()
+
+
+def test_in_place_op_does_not_crash(server):
+    """An in-place op on a view tensor (which killed the process with
+    SIGSEGV on the read-only mapping) runs, in a child process."""
+    b = numbers(5000, 1)
+    d = server.put(0, 0, b)
+    code = textwrap.dedent(f"""
+        import pyarrow as pa, torch
+        from weft import _slots
+        from weft._convert import to_tensors
+        ring = _slots.Ring({server.path!r})
+        d = _slots.SlotDescriptor({d.ring!r}, {d.slot}, {d.generation}, {d.offset}, {d.length})
+        schema = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), 4))])
+        t = to_tensors(ring.read_batch(d, schema), views=True)
+        assert ring.address <= t["id"].data_ptr() < ring.address + ring.size
+        t["id"] -= 1
+        t["vec"].div_(255)
+        t["vec"].mul_(255).add_(1)
+        assert t["id"][1].item() == 7, t["id"][:3]
+        ring.release(d)
+        assert t["id"][1].item() == 8
+        print("ok")
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}"
+    assert p.stdout.strip() == "ok"
+    assert server.file_bytes(d) == b.serialize().to_pybytes(), "the child's writes reached the file"
+
+
+def test_read_only_when_the_kernel_will_not_commit_a_private_mapping(server, monkeypatch):
+    """Strict overcommit refuses a private writable mapping with ENOMEM:
+    the ring is mapped read-only instead (the kernel's answer is made up
+    here; the read-only mapping and the reads are real)."""
+    import errno
+
+    real = _mmap.mmap
+
+    def refuse_copy(fd, n, **kw):
+        if kw.get("access") == _mmap.ACCESS_COPY:
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        return real(fd, n, **kw)
+
+    monkeypatch.setattr(_slots.mmap, "mmap", refuse_copy)
+    ring = _slots.Ring(server.path)
+    try:
+        assert ring.tracking == "read-only"
+        b = numbers(100, 3)
+        d = server.put(0, 0, b)
+        check_is(ring.read_batch(d, b.schema), b)
+        ring.release(d)
+        with pytest.raises(TypeError):
+            memoryview(ring._mm)[0] = 1  # read-only
+    finally:
+        ring.close()

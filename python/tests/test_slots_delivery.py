@@ -432,3 +432,86 @@ def test_a_killed_servers_ring_is_swept_at_restart(server, small):
             oc.close()
     finally:
         other.stop()
+
+
+def _scribble_views(batch: dict) -> int:
+    """Write garbage into every tensor of the batch that is a view on a
+    ring, in place; how many."""
+    n = 0
+    for v in batch.values():
+        if isinstance(v, torch.Tensor) and v.numel():
+            where = _mapping_of(v.data_ptr())
+            if where is not None and where.startswith("/dev/shm/weft-ring-"):
+                v.view(torch.uint8).view(-1)[:] = 0xA5
+                n += 1
+    return n
+
+
+def test_writes_into_views_stay_private_small_rows(small):
+    _writes_stay_private(small, None, 300)  # a ring has at most 64 slots
+
+
+def test_writes_into_views_stay_private_large_rows(large):
+    _writes_stay_private(large, _blob_fixed, 100)  # ~12 slots of ~0.5 MiB
+
+
+def _writes_stay_private(recipe, fn, steps) -> None:
+    """The trainer writes into every view tensor of every step, over more
+    steps than the ring has slots (each slot is used several times): every
+    step still arrives byte-identical to "flight" (no written page survives
+    its release), and the writes never reach the server (the next
+    ring's steps, and the IPC bytes the transform saw, are the server's)."""
+    recipe = weft.Recipe(seed=recipe.seed, batch_size=recipe.batch_size, components=recipe.components, steps=steps)
+    raws: list[bytes] = []
+
+    def rec(batch):
+        raws.append(ipc_bytes(batch))
+        return fn(batch) if fn else batch
+
+    shm, written = [], 0
+    loader = weft.TrainLoader(recipe, delivery="auto", transform_fn=rec, prefetch=3)
+    try:
+        for batch in loader:
+            need_shm(loader.delivery)
+            shm.append(kept(batch))
+            written += _scribble_views(batch)
+    finally:
+        loader.close()
+    assert len(shm) == steps
+    assert written >= steps * 2, f"only {written} view tensors were written into"
+    flight_raws: list[bytes] = []
+
+    def rec_f(batch):
+        flight_raws.append(ipc_bytes(batch))
+        return fn(batch) if fn else batch
+
+    with weft.TrainLoader(recipe, delivery="flight", transform_fn=rec_f) as fl:
+        flight = [kept(b) for b in fl]
+    assert raws == flight_raws, "a step's RecordBatch on the slot differs from the stream's"
+    same(shm, flight)
+
+
+def test_in_place_ops_in_a_trainer_process(small):
+    """`batch["id"] -= 1`, `x.div_(255)` on view tensors: the trainer runs
+    on (it died with SIGSEGV on a read-only mapping), in a child process."""
+    need_shm(read(small, "auto", prefetch=1)[0])
+    code = textwrap.dedent(f"""
+        import torch, weft
+        c = weft.Client({small.components[0].table.client.uri!r})
+        t = c.project("p").branch("main")
+        r = weft.Recipe(seed=2048, batch_size=64, steps=100, components=[
+            weft.Component(t.table("a"), weight=0.3), weft.Component(t.table("b"), weight=0.7)])
+        n = 0
+        with weft.TrainLoader(r, delivery="shm") as loader:
+            for batch in loader:
+                before = batch["id"].clone()
+                batch["id"] -= 1
+                batch["_row"].add_(1)
+                batch["id"].div_(3, rounding_mode="floor")
+                assert torch.equal(batch["id"], torch.div(before - 1, 3, rounding_mode="floor"))
+                n += 1
+        print(loader.delivery, n)
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=300)
+    assert p.returncode == 0, f"the trainer exited with {p.returncode}: {p.stderr[-4000:]}"
+    assert p.stdout.split() == ["shm", "100"]

@@ -17,11 +17,13 @@
 Nulls: floats become NaN; a null in an integer, boolean or list column has
 no tensor value and raises, naming the column (fill it in ``transform_fn``).
 Tensors own their memory (one copy out of the Arrow buffers), so a trainer
-may modify them in place — except with ``views=True`` (host-slot delivery,
-``TrainLoader(delivery="shm")``): integer and floating columns and
-fixed-size lists of them without nulls (and not widened) are then read-only
-views on the batch's buffers (no copy; ``tensor.data_ptr()`` lies in the
-buffer), valid as long as those buffers are; booleans (bit-packed in Arrow),
+may modify them in place. With ``views=True`` (host-slot delivery,
+``TrainLoader(delivery="shm")``), integer and floating columns and
+fixed-size lists of them without nulls (and not widened) are instead views
+on the batch's buffers (no copy; ``tensor.data_ptr()`` lies in the buffer),
+valid as long as those buffers are; writing into them writes into those
+buffers (on a host slot: a private copy-on-write page of the ring's
+mapping, _slots.py, dropped when the step is released); booleans (bit-packed in Arrow),
 widened types and columns with nulls are still copied, variable-size binary
 and strings are copied once (into Python objects); fixed-size binary
 columns are views too.
@@ -47,9 +49,11 @@ Batch = dict[str, Any]
 
 _WIDEN = {pa.uint16(): np.int32, pa.uint32(): np.int64}
 
-# views=True wraps read-only Arrow memory on purpose (the tensors are
-# documented read-only); torch warns about that once per process. Silence it
-# for the calls made from this module only.
+# views=True wraps Arrow memory that numpy flags read-only (pyarrow marks
+# every zero-copy array so) on purpose: on a host slot the memory is a
+# copy-on-write mapping, writable and private to the process (_slots.py);
+# torch warns about the flag once per process. Silence it for the calls
+# made from this module only.
 warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
                         module=__name__)
 
@@ -65,8 +69,9 @@ def _no_nulls(name: str, arr: pa.Array) -> None:
 
 
 def _numbers(name: str, arr: pa.Array, views: bool = False) -> np.ndarray:
-    """A writable numpy copy of a numeric Arrow array; with views, a
-    read-only view of its buffer where Arrow's layout is numpy's."""
+    """A writable numpy copy of a numeric Arrow array; with views, a view
+    of its buffer where Arrow's layout is numpy's (flagged read-only by
+    pyarrow; the tensor made from it writes into the buffer)."""
     t = arr.type
     if views and not arr.null_count and t not in _WIDEN and t != pa.uint64() and not pa.types.is_boolean(t):
         return arr.to_numpy(zero_copy_only=True)
@@ -170,8 +175,8 @@ def to_tensors(batch: Union[pa.RecordBatch, pa.Table], decoder: Optional["VideoD
                views: bool = False) -> Batch:
     """{column name: tensor or list} of a record batch (or table). Video
     windows are decoded by ``decoder`` (default: one in this thread). With
-    ``views``, numeric and fixed-size-list columns are read-only views on
-    the batch's memory (module docstring)."""
+    ``views``, numeric and fixed-size-list columns are views on the
+    batch's memory (module docstring)."""
     out: Batch = {}
     for i, name in enumerate(batch.schema.names):
         arr = batch.column(i)

@@ -1,4 +1,4 @@
-"""Host-slot delivery, the client's side (issue 14; planned, not served yet).
+"""Host-slot delivery, the client's side (issue 14; docs/flight.md, "Host slots").
 
 flightd writes a step's Arrow IPC record-batch message into a slot of a ring
 of shared memory (one file in /dev/shm, mode 0600) and sends a descriptor
@@ -8,27 +8,71 @@ of shared memory (one file in /dev/shm, mode 0600) and sends a descriptor
      "offset": 1048640, "length": 408}
 
 ``offset`` counts from the start of the ring's file. :class:`Ring` maps the
-file read-only and :meth:`Ring.read_batch` builds the ``pa.RecordBatch`` on
-the mapping without copying: every buffer of the batch (numeric values,
+file and :meth:`Ring.read_batch` builds the ``pa.RecordBatch`` on the
+mapping without copying: every buffer of the batch (numeric values,
 fixed-size-list children, binary data) is a slice of the mapping, valid while
 the batch (or anything built on it) lives, even after the server unlinks the
 file. The slot's bytes stay the client's until it sends the release
-(:func:`release_message`); the server never rewrites a slot before that.
+(:func:`release_message`, after :meth:`Ring.release`); the server never
+rewrites a slot before that.
 
-Not exported from ``weft``: the wire protocol around it is not served yet.
+**Writes are private.** The ring is mapped copy-on-write (``MAP_PRIVATE``,
+``mmap.ACCESS_COPY``): a tensor on the slot is writable (``x -= mean``,
+``x.div_(255)``), and a write goes to a private copy of the page it touches,
+never to the file and never to the server (which reads back what it builds
+in a slot). Pages the client did not write keep showing the file (tmpfs
+shares its page-cache pages with private mappings until one is written), so
+a step the server writes after the mapping was made is read as written. A
+write lasts until the step is released: :meth:`Ring.release` finds the
+pages of the step's message the client wrote — copied-on-write pages are
+anonymous: in ``/proc/self/pagemap`` bit 63 (present) is set and bit 61
+(file page or shared anonymous) is not, or bit 62 (swapped) is set — and
+drops those runs (``madvise(MADV_DONTNEED)``), so the slot's next step reads
+the file again. Only those entries of pagemap are read (8 bytes a page). If
+pagemap cannot be read or does not show a copy-on-write (a restricted
+``/proc``), the whole range is dropped at each release instead (correct,
+slower: the next read of the range faults every page in again), logged once
+per ring. Under strict overcommit (``vm.overcommit_memory=2``) the kernel
+may refuse to commit a private writable mapping of a large ring: it is then
+mapped read-only, as before (logged: a write into a view kills the
+process).
+
+Slots are 64-byte aligned, not page aligned, so the first and last page of
+a step's message may hold the end or start of a neighbouring slot's step.
+A written page that also holds a step the client still has is not dropped
+at release (that step's writes live on it); when a step is read, the first
+and last page of its message are made to show the file: dropped, or, when
+they also hold another step the client has, the new step's bytes on them
+are copied in from the file (they are the server's and final by then).
+Writes through a tensor of a step already released (kept past the next
+step without ``.clone()``) may show in a later step of this process; the
+server never sees them.
+
+Not exported from ``weft``.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import mmap
 import os
 import stat
+import threading
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
+
+log = logging.getLogger("weft")
+
+PAGE = mmap.PAGESIZE
+_PRESENT = np.uint64(1 << 63)
+_SWAPPED = np.uint64(1 << 62)
+_FILE = np.uint64(1 << 61)  # file page or shared anonymous
 
 
 @dataclass(frozen=True)
@@ -63,11 +107,28 @@ def release_message(desc: SlotDescriptor) -> bytes:
     return b'{"slot":%d,"generation":%d}' % (desc.slot, desc.generation)
 
 
-class Ring:
-    """A ring file mapped read-only. Batches read from it keep the mapping
-    alive; :meth:`close` drops this object's reference."""
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) index runs where mask is True."""
+    if not mask.any():
+        return []
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], mask, [False])).astype(np.int8)))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
-    def __init__(self, path: str | os.PathLike[str]):
+
+class Ring:
+    """A ring file mapped copy-on-write (module doc). Batches read from it
+    keep the mapping alive; :meth:`close` drops this object's reference.
+
+    ``tracking`` says how written pages are found: "pagemap", or
+    "whole-range" (every page of a step is dropped at its release: what a
+    process without a readable ``/proc/self/pagemap`` gets, or
+    ``use_pagemap=False``), or "read-only" (the kernel would not commit a
+    private writable mapping of the ring, under strict overcommit: it is
+    mapped read-only, and a write into it kills the process).
+    ``stats`` counts the work: pages dropped at releases and reads, pages
+    whose bytes were copied in from the file, and releases."""
+
+    def __init__(self, path: str | os.PathLike[str], use_pagemap: bool = True):
         self.path = os.fspath(path)
         fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         try:
@@ -76,13 +137,130 @@ class Ring:
                 raise ValueError(f"slot ring {self.path} is not a regular file")
             if st.st_size == 0:
                 raise ValueError(f"slot ring {self.path} is empty")
-            self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ)
-        finally:
+            # MAP_PRIVATE, PROT_READ|PROT_WRITE: writes are copied on write
+            # and never reach the file.
+            writable = True
+            try:
+                self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_COPY)
+            except OSError as e:
+                if e.errno != errno.ENOMEM:
+                    raise
+                # strict overcommit (vm.overcommit_memory=2) counts a private
+                # writable mapping as memory it may need: map it read-only
+                writable = False
+                self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ)
+        except BaseException:
             os.close(fd)
+            raise
+        self._fd: Optional[int] = fd  # kept to read the file's bytes of a page shared by two steps
         self.size = st.st_size
         # One pyarrow buffer over the whole mapping; batches hold slices of
         # it, which keep the mapping alive through the buffer protocol.
         self._buf: pa.Buffer | None = pa.py_buffer(self._mm)
+        self._base = self._buf.address
+        self._lock = threading.Lock()
+        self._live: dict[tuple[int, int], tuple[int, int]] = {}  # (slot, generation) → (offset, end) of steps read, not released
+        self._pagemap: Optional[int] = None
+        self._pagemap_pid = 0
+        self.stats = {"releases": 0, "dropped": 0, "copied": 0}
+        self.tracking = "whole-range"
+        if not writable:
+            self.tracking = "read-only"
+            log.warning("host slots: ring %s (%d bytes) cannot be mapped copy-on-write (not enough memory to "
+                        "commit); it is mapped read-only: writing into a tensor on it kills the process "
+                        "(SIGSEGV), .clone() it first", self.path, self.size)
+        elif use_pagemap:
+            why = self._probe()
+            if why is None:
+                self.tracking = "pagemap"
+            else:
+                log.warning("host slots: %s; each released step's whole range is dropped "
+                            "(correct, slower: its pages fault in again) for ring %s", why, self.path)
+
+    # ------------------------------------------------------------ pagemap
+
+    def _entries(self, first: int, n: int) -> np.ndarray:
+        """pagemap entries of the mapping's pages [first, first+n)."""
+        if self._pagemap is None or self._pagemap_pid != os.getpid():
+            # /proc/self is resolved at open: a forked child opens its own.
+            if self._pagemap is not None:
+                os.close(self._pagemap)
+                self._pagemap = None
+            self._pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
+            self._pagemap_pid = os.getpid()
+        want = n * 8
+        raw = os.pread(self._pagemap, want, (self._base // PAGE + first) * 8)
+        if len(raw) != want:
+            raise OSError(f"/proc/self/pagemap: read {len(raw)} of {want} bytes")
+        return np.frombuffer(raw, dtype=np.uint64)
+
+    def _written(self, first: int, n: int) -> np.ndarray:
+        """Which of the pages [first, first+n) this process wrote (private copies)."""
+        e = self._entries(first, n)
+        return ((e & (_PRESENT | _FILE)) == _PRESENT) | ((e & _SWAPPED) != 0)
+
+    def _probe(self) -> Optional[str]:
+        """None if pagemap shows this mapping's copy-on-write pages, else why not."""
+        try:
+            mv = memoryview(self._mm)
+            try:
+                b = mv[0]  # fault the first page in from the file
+                if self._written(0, 1)[0]:
+                    return "/proc/self/pagemap shows an unwritten page of the ring as written"
+                mv[0] = b  # a private copy of the page, same byte
+                copied = bool(self._written(0, 1)[0])
+                self._mm.madvise(mmap.MADV_DONTNEED, 0, PAGE)
+                if not copied:
+                    return "/proc/self/pagemap does not show a page written through the ring's private mapping"
+                if self._written(0, 1)[0]:
+                    return "madvise(MADV_DONTNEED) left a written page of the ring private"
+            finally:
+                mv.release()
+        except (OSError, ValueError) as e:
+            return f"/proc/self/pagemap cannot be read ({e})"
+        return None
+
+    # ------------------------------------------------------------ pages
+
+    def _shared_with_live(self, page: int) -> bool:
+        # under self._lock
+        lo, hi = page * PAGE, (page + 1) * PAGE
+        return any(off < hi and lo < end for off, end in self._live.values())
+
+    def _drop(self, first: int, last: int) -> int:
+        """Drop the written pages of [first, last]; returns how many."""
+        n = last - first + 1
+        if n <= 0:
+            return 0
+        if self.tracking == "pagemap":
+            try:
+                written = self._written(first, n)
+            except OSError as e:
+                self.tracking = "whole-range"
+                log.warning("host slots: /proc/self/pagemap cannot be read (%s); each released step's whole "
+                            "range is dropped from now on for ring %s", e, self.path)
+                written = np.ones(n, dtype=bool)
+        else:
+            written = np.ones(n, dtype=bool)
+        dropped = 0
+        for a, b in _runs(written):
+            self._mm.madvise(mmap.MADV_DONTNEED, (first + a) * PAGE, (b - a) * PAGE)
+            dropped += b - a
+        return dropped
+
+    def _refresh(self, page: int, off: int, end: int) -> None:
+        """The bytes [off, end) of page, which another live step shares,
+        made the file's: copied in from the file where they differ (a page
+        written earlier is private to this process)."""
+        # under self._lock
+        lo, hi = max(off, page * PAGE), min(end, (page + 1) * PAGE)
+        assert self._fd is not None
+        want = os.pread(self._fd, hi - lo, lo)
+        if self._mm[lo:hi] != want:
+            self._mm[lo:hi] = want
+            self.stats["copied"] += 1
+
+    # ------------------------------------------------------------ steps
 
     @property
     def address(self) -> int:
@@ -102,18 +280,62 @@ class Ring:
         return buf.slice(desc.offset, desc.length)
 
     def read_batch(self, desc: SlotDescriptor, schema: pa.Schema) -> pa.RecordBatch:
-        """The record batch the descriptor names, built on the mapping."""
+        """The record batch the descriptor names, built on the mapping. The
+        step is the client's until :meth:`release`."""
         if desc.ring != self.path and os.path.realpath(desc.ring) != os.path.realpath(self.path):
             raise ValueError(f"slot descriptor names ring {desc.ring}, this is {self.path}")
-        return ipc.read_record_batch(self.message(desc), schema)
+        msg = self.message(desc)
+        if self.tracking == "read-only":
+            return ipc.read_record_batch(msg, schema)
+        off, end = desc.offset, desc.offset + desc.length
+        with self._lock:
+            # Only the first and last page can hold a copy written before:
+            # the other pages of the step lie in its slot alone, and its
+            # last release dropped the ones written.
+            for page in dict.fromkeys((off // PAGE, (end - 1) // PAGE)):
+                if self._shared_with_live(page):
+                    self._refresh(page, off, end)
+                else:
+                    self.stats["dropped"] += self._drop(page, page)
+            self._live[(desc.slot, desc.generation)] = (off, end)
+        return ipc.read_record_batch(msg, schema)
+
+    def release(self, desc: SlotDescriptor) -> None:
+        """desc's step is done: the pages of its message this process wrote
+        are dropped (but for a first or last page that another step the
+        client still has shares), so they show the file again. Call it
+        before sending the release (:func:`release_message`). Tensors of
+        the step still alive show the file from now on, which the server
+        may rewrite."""
+        with self._lock:
+            if self._live.pop((desc.slot, desc.generation), None) is None or self._buf is None:
+                return
+            self.stats["releases"] += 1
+            off, end = desc.offset, desc.offset + desc.length
+            first, last = off // PAGE, (end - 1) // PAGE
+            if first == last:
+                if not self._shared_with_live(first):
+                    self.stats["dropped"] += self._drop(first, first)
+                return
+            if self._shared_with_live(first):
+                first += 1
+            if self._shared_with_live(last):
+                last -= 1
+            self.stats["dropped"] += self._drop(first, last)
 
     def close(self) -> None:
         """Drop the mapping; it is unmapped once no batch built on it lives."""
-        self._buf = None
-        try:
-            self._mm.close()
-        except BufferError:
-            pass  # batches still point into it: the mapping lives until they die
+        with self._lock:
+            self._buf = None
+            self._live.clear()
+            for fd in (self._fd, self._pagemap):
+                if fd is not None:
+                    os.close(fd)
+            self._fd = self._pagemap = None
+            try:
+                self._mm.close()
+            except BufferError:
+                pass  # batches still point into it: the mapping lives until they die
 
     def __enter__(self) -> "Ring":
         return self
@@ -126,16 +348,23 @@ class Rings:
     """The rings a client has mapped, by path (a server sends one ring per
     stream; they are mapped at their first descriptor)."""
 
-    def __init__(self) -> None:
+    def __init__(self, use_pagemap: bool = True) -> None:
         self._rings: dict[str, Ring] = {}
+        self._use_pagemap = use_pagemap
 
     def read_batch(self, desc: SlotDescriptor | Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:
         if not isinstance(desc, SlotDescriptor):
             desc = SlotDescriptor.from_json(desc)
         ring = self._rings.get(desc.ring)
         if ring is None:
-            ring = self._rings[desc.ring] = Ring(desc.ring)
+            ring = self._rings[desc.ring] = Ring(desc.ring, self._use_pagemap)
         return ring.read_batch(desc, schema)
+
+    def release(self, desc: SlotDescriptor) -> None:
+        """Ring.release on desc's ring (nothing once the rings are closed)."""
+        ring = self._rings.get(desc.ring)
+        if ring is not None:
+            ring.release(desc)
 
     def close(self) -> None:
         for ring in self._rings.values():

@@ -277,14 +277,17 @@ class TrainLoader:
       ``uint8 [B, T, H, W, 3]`` RGB tensors (docs/python.md, "Video windows").
     - ``delivery``: "flight" (default) reads the rank's stream with DoGet;
       "shm" asks flightd, on this host, for host slots (a DoExchange: each
-      step lies in a ring of shared memory the loader maps read-only) and
-      raises if it cannot have them; "auto" tries "shm" and falls back to
-      "flight" when the server answers with plain messages, has no
+      step lies in a ring of shared memory the loader maps copy-on-write)
+      and raises if it cannot have them; "auto" tries "shm" and falls back
+      to "flight" when the server answers with plain messages, has no
       DoExchange, or the ring cannot be mapped. ``loader.delivery`` says
       which path is in use. On "shm", numeric and fixed-size-list columns
-      are **read-only views** on the slot, valid until the next step is
-      taken (the loader then releases the slot and the server may rewrite
-      it): ``.clone()`` what must outlive the step or be written to. A
+      are **views** on the slot, valid until the next step is taken (the
+      loader then releases the slot and the server may rewrite it):
+      ``.clone()`` what must outlive the step. They are writable (``x -=
+      mean``, ``x.div_(255)``): a write goes to a private copy of the page
+      (never to the server or another process) and lasts until the step is
+      released. A
       ``transform_fn`` sees the batch on the slot too; one that keeps its
       memory past the step must copy it. Batches are byte-identical on
       both paths, and resuming works the same. "cuda-ipc" (with
@@ -644,8 +647,9 @@ class _Exchange:
     loader that stops early closes the handles first (``abort``), then
     cancels the call."""
 
-    def __init__(self, writer: Any, dev: DeviceSlots):
+    def __init__(self, writer: Any, dev: DeviceSlots, rings: Optional[Rings] = None):
         self.writer, self.dev = writer, dev
+        self.rings = rings  # the host slots' rings: a step's written pages are dropped before its release goes up
         self.lock = threading.Lock()
         self.closed = False  # no more messages up: done_writing sent, or the stream is gone
         self.server_done = False  # the end message came (or the call is over)
@@ -665,6 +669,10 @@ class _Exchange:
             slot.released = True
             if slot.device:
                 self.holding -= 1
+            if slot.desc is not None and self.rings is not None:
+                # before the release goes up: the server may rewrite the
+                # slot from then on, and must find its pages showing the file
+                self.rings.release(slot.desc)
             if not self.closed:
                 try:
                     if slot.desc is not None:
@@ -904,7 +912,7 @@ class _Prefetcher:
         rings = Rings()
         dev = DeviceSlots(loader.device)
         loader._device_slots = dev
-        up = _Exchange(writer, dev)
+        up = _Exchange(writer, dev, rings)
         with self.lock:
             self.up = up
         over = {"call": False}  # the call's status was read (its end, or its error)

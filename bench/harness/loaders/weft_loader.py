@@ -30,7 +30,7 @@ class Weft(Loader):
                     f"delivery={delivery!r}) over "
                     f"flightd --store {'DIR' if store == 'fs' else 's3://BUCKET (MinIO on 127.0.0.1)'}; "
                     "large: transform_fn=fixed_blobs (weft.fixed_size_binary: image → uint8 [n, 102400], "
-                    + ("a read-only view on the slot, no copy)" if delivery == "shm" else "one copy)"))
+                    + ("a view on the slot, no copy)" if delivery == "shm" else "one copy)"))
 
     # ------------------------------------------------------------ parent
     def _flightd_args(self, wl):
