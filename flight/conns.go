@@ -55,6 +55,9 @@ func (s *Service) connOptions() []grpc.ServerOption {
 		// it has calls: more is answered with GOAWAY (grpc's
 		// "too_many_pings"), so pings cannot keep the server busy.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: minPingInterval, PermitWithoutStream: false}),
+		// A connection with no call for ConnIdle is closed (GOAWAY), its
+		// MaxConnections place freed.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.opts.ConnIdle}),
 		grpc.InTapHandle(s.calls.tap),
 	}
 }

@@ -130,3 +130,26 @@ func TestConnTimeout(t *testing.T) {
 	}
 	require.NoError(t, dialCall(ctxT(t), e.addr), "the silent connections' places are free")
 }
+
+// TestConnIdle: a connection that completed its HTTP/2 handshake and then
+// opens no call is closed after ConnIdle, and its place serves another
+// client; a client whose connection was closed so calls again.
+func TestConnIdle(t *testing.T) {
+	e := newEnv(t, bucket.NewMem(), envOpts{flight: func(o *flight.Options) {
+		o.MaxConnections = 4 // the env's client, two idle ones, one more
+		o.ConnIdle = 500 * time.Millisecond
+	}})
+	e.createProject("p")
+	idle := []*h2Conn{dialH2(t, e.addr), dialH2(t, e.addr)} // handshaken, no call
+	require.NoError(t, dialCall(ctxT(t), e.addr), "a place is left")
+	for _, h := range idle {
+		require.Eventually(t, func() bool {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return h.closed
+		}, 30*time.Second, 10*time.Millisecond, "an idle connection is closed after --conn-idle")
+	}
+	require.NoError(t, dialCall(ctxT(t), e.addr), "the idle connections' places are free")
+	_, err := e.c.Branches(ctxT(t), "p") // the env's client, idle meanwhile, reconnects
+	require.NoError(t, err)
+}

@@ -101,6 +101,13 @@ type Options struct {
 	// counts (conns.go): ReceivingBytes counts them.
 	MaxConnections, MaxConnStreams int
 	ConnTimeout                    time.Duration
+	// ConnIdle is how long a connection with no call open is kept: then
+	// the server closes it (grpc's MaxConnectionIdle: a GOAWAY; grpc and
+	// pyarrow clients reconnect at their next call), so connections that
+	// completed their handshake and then sit idle (a forgotten notebook,
+	// or a client holding places on purpose) give back their
+	// MaxConnections places.
+	ConnIdle time.Duration
 	// MaxCalls bounds the calls open at once on all connections together
 	// (every method; a call waiting at a limit, for a slot or for memory,
 	// is open): one over it is refused with ResourceExhausted as its
@@ -181,6 +188,7 @@ func DefaultOptions() Options {
 		MaxCalls:            512,
 		StreamWindowBytes:   256 << 10,
 		ConnTimeout:         10 * time.Second,
+		ConnIdle:            5 * time.Minute,
 		ReceiveTimeout:      5 * time.Second,
 		QueueWait:           10 * time.Second,
 		StreamSteps:         6,
@@ -222,8 +230,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("flight options: MaxWorldSize (%d), MaxListEntries (%d), MaxStreams (%d), MaxPuts (%d) and MaxReceiving (%d) must be at least 1", o.MaxWorldSize, o.MaxListEntries, o.MaxStreams, o.MaxPuts, o.MaxReceiving)
 	case o.MaxStepBytes < 1 || o.PutBufferBytes < 0 || o.StreamSteps < 1 || o.StreamBlocks < 0 || o.QueueWait < 0:
 		return fmt.Errorf("flight options: MaxStepBytes (%d) and StreamSteps (%d) must be positive; PutBufferBytes, StreamBlocks and QueueWait 0 or more", o.MaxStepBytes, o.StreamSteps)
-	case o.MaxConnections < 1 || o.MaxConnStreams < 1 || o.ConnTimeout <= 0:
-		return fmt.Errorf("flight options: MaxConnections (%d), MaxConnStreams (%d) and ConnTimeout (%s) must be positive", o.MaxConnections, o.MaxConnStreams, o.ConnTimeout)
+	case o.MaxConnections < 1 || o.MaxConnStreams < 1 || o.ConnTimeout <= 0 || o.ConnIdle <= 0:
+		return fmt.Errorf("flight options: MaxConnections (%d), MaxConnStreams (%d), ConnTimeout (%s) and ConnIdle (%s) must be positive", o.MaxConnections, o.MaxConnStreams, o.ConnTimeout, o.ConnIdle)
 	case o.MaxCalls < 1:
 		return fmt.Errorf("flight options: MaxCalls is %d; it must be at least 1", o.MaxCalls)
 	case o.StreamWindowBytes < minStreamWindowBytes || o.StreamWindowBytes > recvConnWindowBytes:
