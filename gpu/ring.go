@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/weftdata/weft/internal/membudget"
@@ -246,6 +247,14 @@ func (r *DeviceRing) setAfter(k int, event []byte) error {
 	ev, err := r.mem.OpenEvent(event)
 	if err != nil {
 		return fmt.Errorf("slot %d's release event: %w", k+r.opts.FirstSlot, err)
+	}
+	// A handle of one of the ring's own events (a descriptor's Event sent
+	// back) or of another slot's release event may open as that very
+	// event (the fake driver's does; CUDA's of this process's own is not
+	// specified): refused, and not closed, as closing it would destroy the
+	// other's event, which Close destroys again.
+	if slices.Contains(r.events, ev) || slices.Contains(r.mu.after, ev) {
+		return fmt.Errorf("%w: slot %d's release event is one of the ring's own events or another slot's", ErrBadEvent, k+r.opts.FirstSlot)
 	}
 	r.mu.after[k], r.mu.afterHandle[k] = ev, bytes.Clone(event)
 	return nil
