@@ -436,3 +436,53 @@ def test_read_only_when_the_kernel_will_not_commit_a_private_mapping(server, mon
             memoryview(ring._mm)[0] = 1  # read-only
     finally:
         ring.close()
+
+
+def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
+    """mlockall(MCL_FUTURE) populates a private writable mapping with write
+    faults: the whole ring would be copied at open (a snapshot, never the
+    server's later steps) and madvise(MADV_DONTNEED) refuses locked pages
+    (EINVAL). Such a process maps the ring read-only (mlock does not copy a
+    read-only mapping) and reads every step as the server wrote it."""
+    a, b = numbers(3000, 1), numbers(3000, 2)
+    da = server.put(0, 0, a)
+    code = textwrap.dedent(f"""
+        import ctypes, sys
+        import pyarrow as pa
+        from weft import _slots
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.mlockall(3) != 0:  # MCL_CURRENT | MCL_FUTURE
+            print("skip: mlockall: errno", ctypes.get_errno()); sys.exit(0)
+        try:
+            ring = _slots.Ring({server.path!r})
+        except OSError as e:
+            print("skip: the ring cannot be locked:", e); sys.exit(0)
+        schema = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), 4))])
+        da = _slots.SlotDescriptor({da.ring!r}, 0, 1, {da.offset}, {da.length})
+        print(ring.tracking)
+        print(ring.read_batch(da, schema).column(0)[1].as_py())
+        ring.release(da)
+        sys.stdout.flush()
+        input()  # the server writes the slot's next step
+        db = _slots.SlotDescriptor({da.ring!r}, 0, 2, {da.offset}, {da.length})
+        print(ring.read_batch(db, schema).column(0)[1].as_py())
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = p.stdout.readline().strip()
+        if first.startswith("skip:"):
+            p.communicate(timeout=60)
+            msg = f"mlockall is not allowed here ({first})"
+            print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
+            pytest.skip(msg)
+        second = p.stdout.readline().strip()
+        db = server.put(0, 0, b)
+        assert db.length == da.length
+        out, err = p.communicate("\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, f"exit {p.returncode}: {err}"
+    assert (first, second, out.strip()) == ("read-only", "8", "9"), err
