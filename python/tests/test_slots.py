@@ -486,3 +486,71 @@ def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
             p.kill()
     assert p.returncode == 0, f"exit {p.returncode}: {err}"
     assert (first, second, out.strip()) == ("read-only", "8", "9"), err
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("slot_bytes", [64 * 40, PAGE + 64 * 5, 3 * PAGE + 64 * 17])
+def test_steps_read_while_others_are_released(server, mode, slot_bytes):
+    """A prefetch thread reads steps of random length (slots not page
+    aligned, some smaller than a page) while the trainer writes a few bytes
+    into each step it holds (one or two at a time) and releases them: every
+    step reads as the server wrote it, and the trainer's writes last until
+    its release."""
+    import ctypes
+    import queue
+    import random
+    import threading
+
+    nslots, steps = 9, 1500
+    ring = ring_of(server, mode)
+    free: queue.Queue = queue.Queue()
+    for s in range(nslots):
+        free.put(s)
+    ready: queue.Queue = queue.Queue(maxsize=3)
+    schema = pa.schema([("x", pa.uint8())])
+    errors: list[str] = []
+
+    def prefetch():
+        r = random.Random(1)
+        try:
+            for _ in range(steps):
+                s = free.get(timeout=60)
+                n = r.randint(1, slot_bytes - 400)
+                b = pa.record_batch([pa.array(np.frombuffer(r.randbytes(n), np.uint8))], schema=schema)
+                d = server.put(s, 512 + s * slot_bytes, b)
+                want = server.file_bytes(d)
+                ring.read_batch(d, schema)
+                if ring.message(d).to_pybytes() != want:
+                    errors.append(f"slot {s} generation {d.generation} read stale bytes")
+                ready.put(d)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+            ready.put(None)
+
+    t = threading.Thread(target=prefetch, daemon=True)
+    t.start()
+    r = random.Random(2)
+    held: list = []
+    try:
+        for _ in range(steps):
+            d = ready.get(timeout=60)
+            if d is None:
+                break
+            mine = {}
+            for _ in range(r.randint(0, 6)):
+                i, v = r.randrange(d.length), r.randrange(256)
+                ctypes.memset(ring.address + d.offset + i, v, 1)
+                mine[i] = v
+            held.append((d, mine))
+            while len(held) > r.randint(1, 2):
+                d0, mine0 = held.pop(0)
+                for i, v in mine0.items():
+                    if ctypes.c_uint8.from_address(ring.address + d0.offset + i).value != v:
+                        errors.append(f"a write into slot {d0.slot} generation {d0.generation} was lost before its release")
+                ring.release(d0)
+                free.put(d0.slot)
+            assert not errors, errors[:3]
+        t.join(60)
+        assert not errors, errors[:3]
+    finally:
+        ring.close()
