@@ -436,3 +436,121 @@ def test_read_only_when_the_kernel_will_not_commit_a_private_mapping(server, mon
             memoryview(ring._mm)[0] = 1  # read-only
     finally:
         ring.close()
+
+
+def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
+    """mlockall(MCL_FUTURE) populates a private writable mapping with write
+    faults: the whole ring would be copied at open (a snapshot, never the
+    server's later steps) and madvise(MADV_DONTNEED) refuses locked pages
+    (EINVAL). Such a process maps the ring read-only (mlock does not copy a
+    read-only mapping) and reads every step as the server wrote it."""
+    a, b = numbers(3000, 1), numbers(3000, 2)
+    da = server.put(0, 0, a)
+    code = textwrap.dedent(f"""
+        import ctypes, sys
+        import pyarrow as pa
+        from weft import _slots
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.mlockall(3) != 0:  # MCL_CURRENT | MCL_FUTURE
+            print("skip: mlockall: errno", ctypes.get_errno()); sys.exit(0)
+        try:
+            ring = _slots.Ring({server.path!r})
+        except OSError as e:
+            print("skip: the ring cannot be locked:", e); sys.exit(0)
+        schema = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), 4))])
+        da = _slots.SlotDescriptor({da.ring!r}, 0, 1, {da.offset}, {da.length})
+        print(ring.tracking)
+        print(ring.read_batch(da, schema).column(0)[1].as_py())
+        ring.release(da)
+        sys.stdout.flush()
+        input()  # the server writes the slot's next step
+        db = _slots.SlotDescriptor({da.ring!r}, 0, 2, {da.offset}, {da.length})
+        print(ring.read_batch(db, schema).column(0)[1].as_py())
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = p.stdout.readline().strip()
+        if first.startswith("skip:"):
+            p.communicate(timeout=60)
+            msg = f"mlockall is not allowed here ({first})"
+            print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
+            pytest.skip(msg)
+        second = p.stdout.readline().strip()
+        db = server.put(0, 0, b)
+        assert db.length == da.length
+        out, err = p.communicate("\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, f"exit {p.returncode}: {err}"
+    assert (first, second, out.strip()) == ("read-only", "8", "9"), err
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("slot_bytes", [64 * 40, PAGE + 64 * 5, 3 * PAGE + 64 * 17])
+def test_steps_read_while_others_are_released(server, mode, slot_bytes):
+    """A prefetch thread reads steps of random length (slots not page
+    aligned, some smaller than a page) while the trainer writes a few bytes
+    into each step it holds (one or two at a time) and releases them: every
+    step reads as the server wrote it, and the trainer's writes last until
+    its release."""
+    import ctypes
+    import queue
+    import random
+    import threading
+
+    nslots, steps = 9, 1500
+    ring = ring_of(server, mode)
+    free: queue.Queue = queue.Queue()
+    for s in range(nslots):
+        free.put(s)
+    ready: queue.Queue = queue.Queue(maxsize=3)
+    schema = pa.schema([("x", pa.uint8())])
+    errors: list[str] = []
+
+    def prefetch():
+        r = random.Random(1)
+        try:
+            for _ in range(steps):
+                s = free.get(timeout=60)
+                n = r.randint(1, slot_bytes - 400)
+                b = pa.record_batch([pa.array(np.frombuffer(r.randbytes(n), np.uint8))], schema=schema)
+                d = server.put(s, 512 + s * slot_bytes, b)
+                want = server.file_bytes(d)
+                ring.read_batch(d, schema)
+                if ring.message(d).to_pybytes() != want:
+                    errors.append(f"slot {s} generation {d.generation} read stale bytes")
+                ready.put(d)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+            ready.put(None)
+
+    t = threading.Thread(target=prefetch, daemon=True)
+    t.start()
+    r = random.Random(2)
+    held: list = []
+    try:
+        for _ in range(steps):
+            d = ready.get(timeout=60)
+            if d is None:
+                break
+            mine = {}
+            for _ in range(r.randint(0, 6)):
+                i, v = r.randrange(d.length), r.randrange(256)
+                ctypes.memset(ring.address + d.offset + i, v, 1)
+                mine[i] = v
+            held.append((d, mine))
+            while len(held) > r.randint(1, 2):
+                d0, mine0 = held.pop(0)
+                for i, v in mine0.items():
+                    if ctypes.c_uint8.from_address(ring.address + d0.offset + i).value != v:
+                        errors.append(f"a write into slot {d0.slot} generation {d0.generation} was lost before its release")
+                ring.release(d0)
+                free.put(d0.slot)
+            assert not errors, errors[:3]
+        t.join(60)
+        assert not errors, errors[:3]
+    finally:
+        ring.close()

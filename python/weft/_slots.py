@@ -35,7 +35,10 @@ slower: the next read of the range faults every page in again), logged once
 per ring. Under strict overcommit (``vm.overcommit_memory=2``) the kernel
 may refuse to commit a private writable mapping of a large ring: it is then
 mapped read-only, as before (logged: a write into a view kills the
-process).
+process). So is it in a process that locks its memory
+(``mlockall(MCL_FUTURE)``): mlock would copy every page of a private
+writable mapping at once (a snapshot of the ring, not the server's later
+steps), and ``madvise(MADV_DONTNEED)`` refuses locked pages.
 
 Slots are 64-byte aligned, not page aligned, so the first and last page of
 a step's message may hold the end or start of a neighbouring slot's step.
@@ -123,8 +126,9 @@ class Ring:
     "whole-range" (every page of a step is dropped at its release: what a
     process without a readable ``/proc/self/pagemap`` gets, or
     ``use_pagemap=False``), or "read-only" (the kernel would not commit a
-    private writable mapping of the ring, under strict overcommit: it is
-    mapped read-only, and a write into it kills the process).
+    private writable mapping of the ring, under strict overcommit, or the
+    process locks its memory: it is mapped read-only, and a write into it
+    kills the process).
     ``stats`` counts the work: pages dropped at releases and reads, pages
     whose bytes were copied in from the file, and releases."""
 
@@ -139,7 +143,7 @@ class Ring:
                 raise ValueError(f"slot ring {self.path} is empty")
             # MAP_PRIVATE, PROT_READ|PROT_WRITE: writes are copied on write
             # and never reach the file.
-            writable = True
+            writable, why = True, ""
             try:
                 self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_COPY)
             except OSError as e:
@@ -147,7 +151,19 @@ class Ring:
                     raise
                 # strict overcommit (vm.overcommit_memory=2) counts a private
                 # writable mapping as memory it may need: map it read-only
-                writable = False
+                writable, why = False, "not enough memory to commit"
+            else:
+                try:
+                    self._mm.madvise(mmap.MADV_DONTNEED, 0, min(PAGE, st.st_size))
+                except OSError as e:
+                    if e.errno != errno.EINVAL:
+                        raise
+                    # locked (mlockall(MCL_FUTURE)): mlock copied every page
+                    # of the private mapping at once, a snapshot of the ring
+                    # that madvise cannot drop; a read-only mapping is not copied
+                    self._mm.close()
+                    writable, why = False, "the process locks its memory (mlockall)"
+            if not writable:
                 self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ)
         except BaseException:
             os.close(fd)
@@ -166,9 +182,9 @@ class Ring:
         self.tracking = "whole-range"
         if not writable:
             self.tracking = "read-only"
-            log.warning("host slots: ring %s (%d bytes) cannot be mapped copy-on-write (not enough memory to "
-                        "commit); it is mapped read-only: writing into a tensor on it kills the process "
-                        "(SIGSEGV), .clone() it first", self.path, self.size)
+            log.warning("host slots: ring %s (%d bytes) cannot be mapped copy-on-write (%s); it is mapped "
+                        "read-only: writing into a tensor on it kills the process (SIGSEGV), .clone() it first",
+                        self.path, self.size, why)
         elif use_pagemap:
             why = self._probe()
             if why is None:
