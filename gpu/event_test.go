@@ -7,10 +7,14 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/video/pixnorm"
@@ -198,16 +202,27 @@ func TestFakeEventOrdersTheNextWrite(t *testing.T) {
 
 // TestRingReleaseEvent: ReleaseAfter on the CPU fake alone (no driver):
 // the slot table's refusals come first and open nothing, a handle that is
-// not an event is ErrBadEvent and keeps the slot held, and Close lets go
-// of the opened events.
+// not an event (not a regular file named /dev/shm/weft-devent-*: a link
+// to one, a FIFO, a file elsewhere) is ErrBadEvent and keeps the slot
+// held, and Close lets go of the opened events.
 func TestRingReleaseEvent(t *testing.T) {
 	ctx := context.Background()
 	shm := NewShmMemory(t.TempDir())
 	r, err := NewDeviceRing(shm, RingOptions{Slots: 2, SlotBytes: 256, FirstSlot: 4})
 	require.NoError(t, err)
-	ev, err := NewShmEvent(t.TempDir())
+	ev, err := NewShmEvent("")
 	require.NoError(t, err)
 	defer ev.Close()
+	elsewhere, err := NewShmEvent(t.TempDir()) // a fake event, outside /dev/shm
+	require.NoError(t, err)
+	defer elsewhere.Close()
+	// a link and a FIFO named as events in /dev/shm
+	name := fmt.Sprintf("/dev/shm/%stest-%d-", shmEventPrefix, os.Getpid())
+	link, fifo := name+"link", name+"fifo"
+	require.NoError(t, os.Symlink(string(ev.Handle()), link))
+	t.Cleanup(func() { _ = os.Remove(link) })
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	t.Cleanup(func() { _ = os.Remove(fifo) })
 	u, err := r.Acquire(ctx)
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -220,7 +235,12 @@ func TestRingReleaseEvent(t *testing.T) {
 		{"unknown slot", 9, u.Generation, ev.Handle(), ErrUnknownSlot},
 		{"stale generation", u.Index, u.Generation + 1, ev.Handle(), ErrStaleGeneration},
 		{"not an event file", u.Index, u.Generation, []byte("/dev/null"), ErrBadEvent},
-		{"no such file", u.Index, u.Generation, []byte(t.TempDir() + "/none"), ErrBadEvent},
+		{"no such file", u.Index, u.Generation, []byte(name + "none"), ErrBadEvent},
+		{"an event outside /dev/shm", u.Index, u.Generation, elsewhere.Handle(), ErrBadEvent},
+		{"a link to an event", u.Index, u.Generation, []byte(link), ErrBadEvent},
+		{"a FIFO", u.Index, u.Generation, []byte(fifo), ErrBadEvent},
+		{"an unclean path", u.Index, u.Generation, []byte("/dev/shm/../shm/" + filepath.Base(string(ev.Handle()))), ErrBadEvent},
+		{"another name", u.Index, u.Generation, []byte("/dev/shm/weft-dslot-x"), ErrBadEvent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorIs(t, r.ReleaseAfter(tc.index, tc.gen, tc.handle), tc.want)
@@ -272,11 +292,16 @@ func TestRingRefusesItsOwnEvent(t *testing.T) {
 		event string
 	}{
 		{"the slot's own ready event", desc.Event},
+		// cuIpcOpenEventHandle fails (the fake: no such event file): the release's fault, not the driver's
+		{"a handle that does not open", base64.StdEncoding.EncodeToString(append([]byte("/dev/shm/weft-devent-none"), make([]byte, 39)...))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, err := base64.StdEncoding.DecodeString(tc.event)
 			require.NoError(t, err)
-			require.ErrorIs(t, r.ReleaseAfter(u.Index, u.Generation, h), ErrBadEvent)
+			err = r.ReleaseAfter(u.Index, u.Generation, h)
+			require.ErrorIs(t, err, ErrBadEvent)
+			require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
+			require.NotErrorIs(t, err, ErrDriver)
 			require.Equal(t, 1, r.Held())
 		})
 	}

@@ -137,7 +137,10 @@ static CUresult copy2d(const CUDA_MEMCPY2D *m)
  * own events (cuEventCreate) are heap memory; an event opened by cuIpcOpenEventHandle from a path
  * (a client's fake event file: the Python loader's, gpu.ShmEvent) is that file, mapped, so the client
  * decides when its records complete (a held record: a kernel still running on its stream).
- * cuStreamWaitEvent puts a wait on the stream: the count recorded then. The stream's next work
+ * cuEventQuery (what package gpu polls before a write into a slot with a release event) says
+ * CUDA_SUCCESS once completed >= recorded and CUDA_ERROR_NOT_READY before, counting each query in
+ * waits and each NOT_READY in blocked. (Package gpu no longer calls the stream waits below: kept as
+ * the real driver's.) cuStreamWaitEvent puts a wait on the stream: the count recorded then. The stream's next work
  * (cuLaunchKernel, cuMemcpy2DAsync, cuStreamSynchronize) first waits until the event completed that
  * many records, counting in blocked each wait that had to; past $MOCK_EVENT_WAIT_MS (60000) it fails
  * loudly (CUDA_ERROR_LAUNCH_TIMEOUT). So a write the wait guards cannot happen before the event
