@@ -178,7 +178,7 @@ func TestExchangeCudaIPCReleaseWaitRefuses(t *testing.T) {
 	sent := map[int]bool{}
 	slot0 := -1
 	var snapshot []byte
-	intact := false // slot 0 still held step 0's frames when the consumer ended its side
+	intact := false    // slot 0 still held step 0's frames when the consumer ended its side
 	var blocked uint64 // its event's blocked word then
 	dc := client.DeviceConsumer{
 		ReleaseEvent: func(slot int) ([]byte, error) {
