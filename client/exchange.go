@@ -57,8 +57,8 @@ type DeviceConsumer struct {
 	// (cuEventRecord; no host synchronisation), and returns the event's
 	// handle (cuIpcGetEventHandle's 64 bytes) the first time for a slot,
 	// nil after. The release carries the handle (SlotRelease.Event);
-	// flightd opens it once and its decode waits on the event
-	// (cuStreamWaitEvent) before it writes the slot again, so kernels the
+	// flightd opens it once and its decode waits for the event to
+	// complete (cuEventQuery) before it writes the slot again, so kernels the
 	// consumer queued on the step may still run when the loop goes on
 	// (docs/gpu.md, "Releases after the trainer's work"). Without it a
 	// consumer must finish its work on a step's slots before the loop

@@ -26,7 +26,7 @@ import (
 // per slot at each release (client.DeviceConsumer.ReleaseEvent) and sends
 // the event's handle with the slot's first release. flightd's decode waits
 // on it before it writes the slot again. On the fake (a consumer's event
-// is a gpu.ShmEvent file, which the fake driver's stream wait reads), the
+// is a gpu.ShmEvent file, which the fake driver's cuEventQuery reads), the
 // consumer holds step 0's event incomplete (a kernel still reading the
 // slot): flightd, which has only that slot to decode step 2 into (a ring
 // of two, the other holding step 1), reaches its write and waits, the slot
@@ -56,7 +56,6 @@ func TestExchangeCudaIPCReleaseEvent(t *testing.T) {
 	}
 	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
 
-	evDir := t.TempDir()
 	events := map[int]*gpu.ShmEvent{}
 	handles := map[int]*gpu.ShmHandle{}
 	sent := map[int]bool{}
@@ -67,7 +66,7 @@ func TestExchangeCudaIPCReleaseEvent(t *testing.T) {
 			ev := events[slot]
 			if ev == nil {
 				var err error
-				if ev, err = gpu.NewShmEvent(evDir); err != nil {
+				if ev, err = gpu.NewShmEvent(""); err != nil { // flightd opens /dev/shm's only
 					return nil, err
 				}
 				events[slot] = ev
@@ -144,6 +143,104 @@ func TestExchangeCudaIPCReleaseEvent(t *testing.T) {
 	require.Positive(t, final[slot0].Blocked)
 	require.Zero(t, final[1-slot0].Blocked)
 	require.Greater(t, d.Stats().EventWaits, waitsBefore)
+	require.Eventually(t, func() bool { return len(dslotFiles(t, mem.Dir)) == 0 }, 20*time.Second, 10*time.Millisecond)
+	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
+}
+
+// TestExchangeCudaIPCReleaseWaitRefuses: a consumer whose release event
+// never completes (its stream is stuck: a hung collective after a peer
+// died, a spinning kernel) does not hold flightd's decode forever: past
+// --gpu-release-wait (gpu.Options.ReleaseWait) the exchange refuses the
+// step that waits for it with FAILED_PRECONDITION
+// (flight.ErrUnavailableDelivery, the reason in the message: the client
+// then goes on on the host path), the slot keeps the consumer's frames,
+// and the ring is freed once the consumer ended its side.
+func TestExchangeCudaIPCReleaseWaitRefuses(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t, func(o *gpu.Options) { o.ReleaseWait = 50 * time.Millisecond })
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	// a ring of two slots of a step's frames [6, 3, 48, 64, 3]
+	budget, err := membudget.New(membudget.Options{Total: 2 * 6 * 3 * 48 * 64 * 3})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	require.Greater(t, run.Record.Steps, int64(3))
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+
+	events := map[int]*gpu.ShmEvent{}
+	handles := map[int]*gpu.ShmHandle{}
+	sent := map[int]bool{}
+	slot0 := -1
+	var snapshot []byte
+	intact := false    // slot 0 still held step 0's frames when the consumer ended its side
+	var blocked uint64 // its event's blocked word then
+	dc := client.DeviceConsumer{
+		ReleaseEvent: func(slot int) ([]byte, error) {
+			ev := events[slot]
+			if ev == nil {
+				var err error
+				if ev, err = gpu.NewShmEvent(""); err != nil {
+					return nil, err
+				}
+				events[slot] = ev
+			}
+			ev.Record(slot == slot0) // step 0's slot: its record never completes
+			if sent[slot] {
+				return nil, nil
+			}
+			sent[slot] = true
+			return ev.Handle(), nil
+		},
+		Close: func() error {
+			if h := handles[slot0]; h != nil {
+				intact = bytes.Equal(snapshot, h.Mem)
+			}
+			if ev := events[slot0]; ev != nil {
+				blocked = ev.State().Blocked
+			}
+			var err error
+			for _, h := range handles {
+				err = errors.Join(err, h.Close())
+			}
+			for _, ev := range events {
+				err = errors.Join(err, ev.Close())
+			}
+			return err
+		},
+	}
+	var failed error
+	served := int64(0)
+	for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], client.DeliveryCudaIPC, dc) {
+		if err != nil {
+			failed = err
+			break
+		}
+		require.Equal(t, served, st.Step)
+		var ds gpu.DeviceSlot
+		require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+		if ds.IPCHandle != "" {
+			path, err := base64.StdEncoding.DecodeString(ds.IPCHandle)
+			require.NoError(t, err)
+			h, err := gpu.OpenShmHandle(path)
+			require.NoError(t, err)
+			handles[ds.Slot] = h
+		}
+		if st.Step == 0 {
+			slot0, snapshot = ds.Slot, bytes.Clone(handles[ds.Slot].Mem)
+		}
+		served++
+	}
+	require.Equal(t, int64(2), served, "steps 0 and 1; step 2 is step 0's slot, whose event never completes")
+	requireCode(t, failed, codes.FailedPrecondition, "the trainer's release event did not complete within 50ms")
+	require.Contains(t, failed.Error(), "cuda-ipc delivery cannot serve this step")
+	require.True(t, intact, "flightd wrote the slot though the consumer's event never completed")
+	require.Positive(t, blocked, "flightd waited for the held event")
 	require.Eventually(t, func() bool { return len(dslotFiles(t, mem.Dir)) == 0 }, 20*time.Second, 10*time.Millisecond)
 	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
 }

@@ -30,8 +30,9 @@ import (
 
 // fakeGPU builds gpu/testdata/fakedriver (libavcodec on the CPU standing
 // in for libcuda + libnvcuvid) and opens it; skips loudly without gcc or
-// libavcodec-dev (fails under CI=true).
-func fakeGPU(t *testing.T) *gpu.Device {
+// libavcodec-dev (fails under CI=true). set, if any, changes the options
+// (the driver's paths already in).
+func fakeGPU(t *testing.T, set ...func(*gpu.Options)) *gpu.Device {
 	t.Helper()
 	skip := func(msg string) {
 		if os.Getenv("CI") == "true" {
@@ -53,6 +54,9 @@ func fakeGPU(t *testing.T) *gpu.Device {
 	require.NoError(t, err, "%s", out)
 	o := gpu.DefaultOptions()
 	o.CudaLib, o.CuvidLib = lib, lib
+	for _, f := range set {
+		f(&o)
+	}
 	d, err := gpu.Open(context.Background(), o)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })

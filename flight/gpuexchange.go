@@ -465,7 +465,9 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 		ws, to := want[s], to[s]
 		g.Go(func() error {
 			// Wait: the client's release event of the slot, if it sent one (its kernels on the
-			// slot's previous step first; docs/gpu.md, "Releases after the trainer's work")
+			// slot's previous step first; docs/gpu.md, "Releases after the trainer's work"): the
+			// decode polls it before its first write, until gctx ends or --gpu-release-wait passes
+			// (gpu.ErrReleaseWait: the step is refused, the client goes on on the host path)
 			_, err := k.g.Device.DecodeRGBTo(gctx, seg, ws, to, gpu.DecodeOptions{Width: c.w, Height: c.h, Normalize: c.norm, Wait: u.Wait})
 			return decodeErr(ctx, s, err)
 		})
@@ -481,7 +483,9 @@ func (k *cudaSink) decodeColumn(ctx context.Context, u gpu.SlotUse, c deviceColu
 // differs from its configuration, say AV1 frames that change size within
 // a sequence (gpu.ErrInvalidSegment), a failed driver call
 // (gpu.ErrDriver), no device memory for the session's scratch
-// (gpu.ErrOverLimit). gpu.ErrInvalidSegment also covers hostile framing
+// (gpu.ErrOverLimit), a client's release event that did not complete
+// within --gpu-release-wait (gpu.ErrReleaseWait: its stream is stuck; the
+// slot was not written). gpu.ErrInvalidSegment also covers hostile framing
 // the GPU path checks itself (OBUs, NAL lengths), which the CPU path may
 // refuse too, or may not: the host path then gives exactly what a
 // delivery="flight" run gives at that step, its frames or its own error,

@@ -31,11 +31,15 @@ type DecodeOptions struct {
 	// (its RGB of the uint8 RGB, after the resize) in the same kernel
 	// write: a frame is then Width*Height*3*DType.Size() bytes.
 	Normalize *pixnorm.Normalize
-	// Wait is an event the decode's stream waits on (cuStreamWaitEvent)
-	// before its first write to a destination: a device slot's
-	// SlotUse.Wait, the client's release event, so that the client's
-	// kernels still reading the slot's previous step finish first. The
-	// host does not wait; NVDEC's decode of the pictures runs meanwhile.
+	// Wait is an event that must complete before the decode's first
+	// write to a destination: a device slot's SlotUse.Wait, the client's
+	// release event, so that the client's kernels still reading the slot's
+	// previous step finish first. The decode polls it on the host
+	// (cuEventQuery, 50 µs doubling to 2 ms) when it reaches that write
+	// (NVDEC's decode of the pictures before it runs meanwhile), and ends
+	// with ctx's error when ctx ends first, or ErrReleaseWait after
+	// Options.ReleaseWait. Once it completed nothing is put on the decode's
+	// stream (the client recording it again later holds nothing back).
 	// 0: none.
 	Wait uint64
 }
@@ -95,7 +99,7 @@ type Stats struct {
 	SessionsCreated, SessionsReused int64 // NVDEC sessions (a decoder + stream) made, and taken from the pool
 	DecodersCreated                 int64 // cuvidCreateDecoder calls
 	Decoded, Displayed, Kept        int64 // pictures decoded, output by the parser, kept (mapped and written)
-	EventWaits                      int64 // stream waits on a client's release event (DecodeOptions.Wait) put before a write
+	EventWaits                      int64 // waits for a client's release event (DecodeOptions.Wait) that ended with it complete, before a write
 	FrameCopyBytes                  int64 // frame bytes copied device<->host (DecodeNV12, ReadBack); 0 on the delivery path
 	MemUsed, MemTotal               int64 // cuMemGetInfo: whole device
 }

@@ -13,6 +13,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"runtime/cgo"
 	"sync"
 	"unsafe"
 
@@ -601,6 +602,13 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 	for i, p := range to {
 		outs[i] = C.ulonglong(p)
 	}
+	var wait *releaseWait
+	if len(opts) > 0 && opts[0].Wait != 0 {
+		wait = &releaseWait{ctx: ctx, d: d, bound: d.opts.ReleaseWait}
+		h := cgo.NewHandle(wait)
+		defer h.Delete()
+		wait.handle = C.ulonglong(h)
+	}
 	for attempt := 0; ; attempt++ {
 		tp, n, err := d.deviceTables(spec)
 		if err != nil {
@@ -615,8 +623,8 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 			s.dev_outs = &outs[0]
 		}
 		s.out_kind = C.unsigned(outKind(dt))
-		if len(opts) > 0 {
-			s.wait_event = C.ulonglong(opts[0].Wait)
+		if wait != nil && !wait.done {
+			s.wait_event, s.wait_handle = C.ulonglong(opts[0].Wait), wait.handle
 		}
 		if norm != nil {
 			m, sd := norm.Mean32(), norm.Std32()
@@ -634,7 +642,13 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 			s.hfilter, s.htaps = C.CUdeviceptr(hf.ptr), C.unsigned(hf.taps)
 		}
 		missing, err := d.run(s, seg, want)
-		s.dev_outs, s.wait_event = nil, 0
+		if wait != nil && s.wait_event == 0 {
+			wait.done = true // a second attempt (other colours) does not wait again
+		}
+		if wait != nil && s.wait_failed != 0 && wait.err != nil {
+			err = wait.err // ctx's end, ErrReleaseWait, or cuEventQuery's failure, not the parser's
+		}
+		s.dev_outs, s.wait_event, s.wait_handle, s.wait_failed = nil, 0, 0, 0
 		s.in_w, s.in_h, s.out_w, s.out_h, s.vfilter, s.hfilter = 0, 0, 0, 0, 0, 0
 		s.out_kind = 0
 		if err != nil && resize && (int(s.width) != cfg.Width || int(s.height) != cfg.Height) {

@@ -37,14 +37,18 @@ var (
 	ErrStaleGeneration = slottable.ErrStaleGeneration
 	// ErrNotHeld: a release of a slot that is not held (a double release).
 	ErrNotHeld = slottable.ErrNotHeld
+	// ErrBadEvent: a device slot release names an event that cannot be
+	// opened (not an interprocess event of this device; the fake: not a
+	// fake event file), or another event than the slot's first release did.
+	ErrBadEvent = fmt.Errorf("gpu: device slot release event %w", errdefs.ErrInvalidArgument)
+	// ErrReleaseWait: a decode's device slot release event
+	// (DecodeOptions.Wait) did not complete within Options.ReleaseWait
+	// (the client's stream is stuck): the slot was not written.
+	ErrReleaseWait = fmt.Errorf("gpu: device slot release event did not complete: %w", errdefs.ErrUnavailable)
 	// ErrStillOpen: device memory was freed while another process still
 	// had its IPC handle open (undefined behaviour on CUDA). Only the CPU
 	// fake (ShmMemory) can see it: its importers hold a shared flock on
 	// the slot's file while their handle is open (OpenShmHandle, the
 	// Python loader's fake mapping).
-	// ErrBadEvent: a device slot release names an event that cannot be
-	// opened (not an interprocess event of this device; the fake: not a
-	// fake event file), or another event than the slot's first release did.
-	ErrBadEvent  = fmt.Errorf("gpu: device slot release event %w", errdefs.ErrInvalidArgument)
 	ErrStillOpen = fmt.Errorf("gpu: device memory freed while another process has its IPC handle open: %w", errdefs.ErrFailedPrecondition)
 )

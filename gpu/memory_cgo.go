@@ -89,9 +89,25 @@ func (m devMemory) OpenEvent(handle []byte) (uint64, error) {
 	defer C.free(h)
 	var ev C.ulonglong
 	if rc := C.wg_ipc_open_event(m.d.drv, h, &ev); rc != 0 {
-		return 0, m.d.driverErr("cuIpcOpenEventHandle", rc)
+		// not an interprocess event of this device (the client's, or
+		// garbage): the release is refused, not the driver
+		return 0, fmt.Errorf("%w: cuIpcOpenEventHandle: %s (%d)", ErrBadEvent, C.GoString(C.wg_err_name(m.d.drv, C.CUresult(rc))), int(rc))
 	}
 	return uint64(ev), nil
+}
+
+// eventDone queries ev (cuEventQuery): true once the work its last
+// record captured completed. Called within a decode (its session holds a
+// use of the driver).
+func (d *Device) eventDone(ev uint64) (bool, error) {
+	switch rc := C.wg_event_query(d.drv, C.ulonglong(ev)); rc {
+	case 0:
+		return true, nil
+	case 600: // CUDA_ERROR_NOT_READY
+		return false, nil
+	default:
+		return false, d.driverErr("cuEventQuery", rc)
+	}
 }
 
 // CloseEvent destroys an event OpenEvent opened (cuEventDestroy: an

@@ -54,7 +54,7 @@ static int load_cuda(wg_driver *d, char *err, size_t errlen)
     LOADSYM(hcuda, cuIpcGetMemHandle, "cuIpcGetMemHandle", 0);
     LOADSYM(hcuda, cuIpcGetEventHandle, "cuIpcGetEventHandle", 0);
     LOADSYM(hcuda, cuIpcOpenEventHandle, "cuIpcOpenEventHandle", 0);
-    LOADSYM(hcuda, cuStreamWaitEvent, "cuStreamWaitEvent", 1);
+    LOADSYM(hcuda, cuEventQuery, "cuEventQuery", 1);
     return WG_OK;
 }
 
@@ -336,15 +336,24 @@ static CUresult launch_resize(wg_session *s, CUdeviceptr luma, CUdeviceptr chrom
     return d->cuLaunchKernel(d->k_hres, (ow + 31) / 32, (oh + 7) / 8, 1, 32, 8, 1, 0, s->stream, ha, NULL);
 }
 
+/* exported by Go (gpu/releasewait_cgo.go): waits until the release event ev completed; 0 when it did */
+extern int wgAwaitRelease(unsigned long long h, unsigned long long ev);
+
 static CUresult launch_rgb(wg_session *s, CUdeviceptr src, unsigned pitch, CUdeviceptr dst)
 {
     wg_driver *d = s->d;
     if (s->wait_event) {
         /* the destinations' previous readers (a client's kernels on the slot's last use) first: the
-         * stream waits on the client's release event before this call's first write. NVDEC's decode
-         * of the pictures before this one did not wait: it writes no destination. */
-        CUresult r = d->cuStreamWaitEvent(s->stream, (CUevent)(uintptr_t)s->wait_event, 0);
-        if (r) return r;
+         * client's release event must have completed before this call's first write. Go polls it
+         * (cuEventQuery) on the host, so that the decode's ctx and Options.ReleaseWait bound the wait
+         * (a stream wait, cuStreamWaitEvent, then cuStreamSynchronize would block this thread for as
+         * long as the client's stream is stuck). NVDEC's decode of the pictures before this one did
+         * not wait: it writes no destination. Once complete, nothing is put on the stream: the
+         * client's later records of the event must not hold back this stream. */
+        if (wgAwaitRelease(s->wait_handle, s->wait_event)) {
+            s->wait_failed = 1;
+            return (CUresult)1;
+        }
         s->wait_event = 0;
         s->n_waits++;
     }
@@ -397,6 +406,7 @@ static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *di)
     }
     CUresult r2 = d->cuStreamSynchronize(s->stream);
     CUresult r3 = d->cuvidUnmapVideoFrame64(s->dec, src);
+    if (r && s->wait_failed) return fail(s, r, "the release event");
     if (r) return fail(s, r, s->mode == WG_OUT_NV12_HOST ? "cuMemcpy2DAsync" : "cuLaunchKernel");
     if (r2) return fail(s, r2, "cuStreamSynchronize");
     if (r3) return fail(s, r3, "cuvidUnmapVideoFrame64");
@@ -461,6 +471,7 @@ int wg_session_decode(wg_session *s, const unsigned char *seqhdr, size_t seqhdr_
 {
     wg_driver *d = s->d;
     s->err = 0;
+    s->wait_failed = 0;
     s->bad_stream = 0;
     s->errmsg[0] = 0;
     /* the sequence header from the container, as ffmpeg's cuviddec gives it (pExtVideoInfo) */
@@ -610,6 +621,15 @@ int wg_event_destroy(wg_driver *d, unsigned long long ev)
     CUresult r = (CUresult)wg_push(d);
     if (r) return (int)r;
     r = d->cuEventDestroy((CUevent)(uintptr_t)ev);
+    wg_pop(d);
+    return (int)r;
+}
+
+int wg_event_query(wg_driver *d, unsigned long long ev)
+{
+    CUresult r = (CUresult)wg_push(d);
+    if (r) return (int)r;
+    r = d->cuEventQuery((CUevent)(uintptr_t)ev);
     wg_pop(d);
     return (int)r;
 }

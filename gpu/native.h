@@ -45,7 +45,7 @@ typedef struct wg_driver {
     CUresult (*cuIpcGetMemHandle)(wg_ipc_mem_handle *, CUdeviceptr);
     CUresult (*cuIpcGetEventHandle)(wg_ipc_event_handle *, CUevent);
     CUresult (*cuIpcOpenEventHandle)(CUevent *, wg_ipc_event_handle);
-    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
+    tcuEventQuery *cuEventQuery;
 
     tcuvidGetDecoderCaps *cuvidGetDecoderCaps;
     tcuvidCreateDecoder *cuvidCreateDecoder;
@@ -127,10 +127,12 @@ typedef struct wg_session {
     float norm[6];
     CUdeviceptr scratch;
     size_t scratch_bytes;
-    /* RGB_DEVICE: an event (a client's release event, opened with cuIpcOpenEventHandle) the stream
-     * waits on (cuStreamWaitEvent) before the call's first write to a destination; 0: none. Cleared
-     * once the wait is on the stream. */
-    unsigned long long wait_event;
+    /* RGB_DEVICE: an event (a client's release event, opened with cuIpcOpenEventHandle) that must
+     * have completed before the call's first write to a destination; 0: none. launch_rgb hands it to
+     * Go (wgAwaitRelease, with wait_handle: the Go side's cgo.Handle), which polls cuEventQuery
+     * honouring the decode's ctx and Options.ReleaseWait. Cleared once it completed. */
+    unsigned long long wait_event, wait_handle;
+    int wait_failed;             /* 1: the wait did not end with the event complete (Go has the error) */
     long long n_waits;
     int *kept;                   /* per want: 1 once written */
     /* counters over the session's life */
@@ -163,6 +165,8 @@ int wg_event_create(wg_driver *d, unsigned long long *ev, void *handle64);
 int wg_event_record(wg_driver *d, unsigned long long ev);
 int wg_event_destroy(wg_driver *d, unsigned long long ev);
 int wg_ipc_mem(wg_driver *d, unsigned long long p, void *handle64);
+/* cuEventQuery: 0 (complete), 600 (CUDA_ERROR_NOT_READY) or another CUresult */
+int wg_event_query(wg_driver *d, unsigned long long ev);
 /* opens another process's interprocess event by its 64-byte handle (destroy it with wg_event_destroy) */
 int wg_ipc_open_event(wg_driver *d, const void *handle64, unsigned long long *ev);
 #endif

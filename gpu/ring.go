@@ -184,9 +184,10 @@ type SlotUse struct {
 	Generation uint64
 	Region     Region
 	// Wait is the client's release event of the slot (ReleaseAfter; 0:
-	// none): the work that writes the slot must wait on it first
-	// (DecodeOptions.Wait: cuStreamWaitEvent on the decode stream), as
-	// the client's kernels queued on the slot's previous use may still run.
+	// none): the work that writes the slot must wait for it first
+	// (DecodeOptions.Wait: polled with cuEventQuery before the first
+	// write), as the client's kernels queued on the slot's previous use
+	// may still run.
 	Wait uint64
 }
 

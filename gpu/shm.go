@@ -216,8 +216,9 @@ func (m *ShmMemory) DestroyEvent(ev uint64) error {
 }
 
 // OpenEvent maps a client's fake event (ShmEvent; its handle is the
-// file's path) and returns the mapping's address: the fake driver's
-// cuStreamWaitEvent reads the event's words there.
+// file's path, a regular file named /dev/shm/weft-devent-*) and returns
+// the mapping's address: the fake driver's cuEventQuery reads the event's
+// words there.
 func (m *ShmMemory) OpenEvent(handle []byte) (uint64, error) {
 	mem, err := openShmEvent(handle)
 	if err != nil {

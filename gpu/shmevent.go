@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -17,8 +19,9 @@ import (
 // direction of a device slot (docs/gpu.md, "Releases after the trainer's
 // work"): the client records its event on the stream that read the slot
 // and sends the event's handle with the slot's first release; flightd
-// opens it once (Memory.OpenEvent) and its decode stream waits on it
-// (cuStreamWaitEvent) before it writes the slot again.
+// opens it once (Memory.OpenEvent) and its decode waits for it to
+// complete (polling cuEventQuery on the host) before it writes the slot
+// again.
 //
 // The fake event is a file of ShmEventBytes bytes (in /dev/shm); its
 // handle is the file's path. Its words, little-endian uint64 at 8-byte
@@ -28,17 +31,15 @@ import (
 //	0  "WEFTEVT1"  magic
 //	8  recorded    records so far (the client's cuEventRecord)
 //	16 completed   records whose work has completed
-//	24 waits       stream waits put on it (the fake driver's cuStreamWaitEvent)
-//	32 blocked     writes that found it incomplete and waited (the fake driver)
+//	24 waits       queries of it (the fake driver's cuEventQuery; also its cuStreamWaitEvent)
+//	32 blocked     queries that found it incomplete (a write waiting for it)
 //
 // A record completes at once (the fake's work is done when it returns)
 // unless it is held: the stand-in for a kernel still running on the
-// client's stream. A fake stream wait takes the count recorded when it is
-// put on the stream; the next work on that stream (a kernel, a copy, a
-// synchronize) waits until that many records completed: the write the
-// wait guards cannot happen before the event completes. (A wait that
-// lasts past $MOCK_EVENT_WAIT_MS, 60000 by default, fails the work
-// loudly.)
+// client's stream. The fake driver's cuEventQuery says complete once
+// completed >= recorded (read at the query) and CUDA_ERROR_NOT_READY
+// before: the decode, which polls it before its first write into the
+// slot, cannot write before the event completes.
 const (
 	ShmEventBytes  = 64
 	shmEventMagic  = "WEFTEVT1"
@@ -57,7 +58,9 @@ type ShmEvent struct {
 	file *shmfile.File
 }
 
-// NewShmEvent makes a fake event file in dir ("" for /dev/shm).
+// NewShmEvent makes a fake event file in dir ("" for /dev/shm). flightd
+// (ShmMemory.OpenEvent) opens only /dev/shm's: another dir is for tests
+// of the refusal.
 func NewShmEvent(dir string) (*ShmEvent, error) {
 	if dir == "" {
 		dir = "/dev/shm"
@@ -101,10 +104,28 @@ func eventState(mem []byte) EventState {
 	return EventState{Recorded: word(mem, 1).Load(), Completed: word(mem, 2).Load(), Waits: word(mem, 3).Load(), Blocked: word(mem, 4).Load()}
 }
 
+// shmEventDir is where flightd opens clients' fake events (the Python
+// loader's and NewShmEvent("")'s directory).
+const shmEventDir = "/dev/shm"
+
 // openShmEvent maps a fake event by its handle (read-write: the fake
-// driver counts its waits in it).
+// driver counts its waits in it). The handle is a client's: only a
+// regular file named /dev/shm/weft-devent-* is opened (checked with Lstat
+// first, opened O_NOFOLLOW|O_NONBLOCK, and the opened file must be the
+// one checked), never a link, a device, a FIFO or another path.
 func openShmEvent(handle []byte) ([]byte, error) {
-	f, err := os.OpenFile(string(handle), os.O_RDWR|unix.O_NOFOLLOW, 0)
+	path := string(handle)
+	if filepath.Clean(path) != path || filepath.Dir(path) != shmEventDir || !strings.HasPrefix(filepath.Base(path), shmEventPrefix) {
+		return nil, fmt.Errorf("%w: fake event %q is not a %s/%s* file", ErrBadEvent, path, shmEventDir, shmEventPrefix)
+	}
+	li, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: fake event: %w", ErrBadEvent, err)
+	}
+	if !li.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: fake event %s is not a regular file (%s)", ErrBadEvent, path, li.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open fake event: %w", ErrBadEvent, err)
 	}
@@ -112,6 +133,9 @@ func openShmEvent(handle []byte) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: fake event: %w", err)
+	}
+	if !os.SameFile(li, fi) {
+		return nil, fmt.Errorf("%w: fake event %s changed while it was opened", ErrBadEvent, path)
 	}
 	if fi.Size() != ShmEventBytes {
 		return nil, fmt.Errorf("%w: fake event %s is %d bytes, not %d", ErrBadEvent, f.Name(), fi.Size(), ShmEventBytes)

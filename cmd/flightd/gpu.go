@@ -33,6 +33,7 @@ func gpuFlags(fs *flag.FlagSet, c *gpuConfig) {
 	fs.IntVar(&c.opts.Device, "gpu-device", c.opts.Device, "GPU delivery: the CUDA device ordinal (`N`)")
 	size64Var(fs, &c.memoryLimit, "gpu-memory-limit", "GPU delivery: device memory (`SIZE`) the device slots of all cuda-ipc exchanges may hold together; an exchange whose ring does not fit gets fewer slots, then host slots; 0 is unlimited")
 	fs.IntVar(&c.sessions, "gpu-decode-sessions", flight.DefaultGPUSessions, "GPU delivery: how many of a step's video segments one cuda-ipc exchange decodes at once (`N` NVDEC sessions in flight)")
+	fs.DurationVar(&c.opts.ReleaseWait, "gpu-release-wait", c.opts.ReleaseWait, "GPU delivery: how long a decode waits for the trainer's release event of a device slot (its kernels still reading the slot) before it rewrites the slot (`DURATION`); past it the exchange refuses the step and the client goes on on the host path")
 	fs.BoolVar(&c.fakeMemory, "gpu-fake-memory", false, "tests only, with the CPU fake driver (gpu/testdata/fakedriver) in --gpu-cuda-lib and --gpu-cuvid-lib: device slots are /dev/shm files, their IPC handles the files' paths")
 }
 

@@ -33,9 +33,10 @@ of its own for that slot (``cudaEventCreateWithFlags(DisableTiming |
 Interprocess)``, one per slot, made at the slot's first release) on the
 current torch stream of the releasing thread, and the slot's first release
 carries the event's handle (``"event"``, base64 of the
-``cudaIpcEventHandle_t``): flightd opens it once and its decode waits on
-the event (``cuStreamWaitEvent``) before it writes the slot again. No
-host synchronisation on either side. With the fake, the event is a
+``cudaIpcEventHandle_t``): flightd opens it once and its decode waits for
+the event to complete (``cuEventQuery``, polled by flightd's host thread)
+before it writes the slot again. No host synchronisation on the loader's
+side. With the fake, the event is a
 64-byte /dev/shm file (gpu/shmevent.go's words: recorded, completed,
 waits, blocked) whose path is the handle; a record completes at once
 unless ``hold_events`` is set (a test's stand-in for a kernel still
@@ -423,8 +424,8 @@ class DeviceSlots:
 
     def event_state(self, slot: int) -> dict[str, int]:
         """The fake release event's words of slot (tests): recorded,
-        completed, waits (flightd's stream waits put on it), blocked (its
-        writes that found it incomplete and waited)."""
+        completed, waits (flightd's queries of it), blocked (its queries
+        that found it incomplete: a write waiting for it)."""
         with self._lock:
             _, mm = self._fake_events[slot]
             return {k: _word(mm, i + 1) for i, k in enumerate(("recorded", "completed", "waits", "blocked"))}

@@ -137,7 +137,10 @@ static CUresult copy2d(const CUDA_MEMCPY2D *m)
  * own events (cuEventCreate) are heap memory; an event opened by cuIpcOpenEventHandle from a path
  * (a client's fake event file: the Python loader's, gpu.ShmEvent) is that file, mapped, so the client
  * decides when its records complete (a held record: a kernel still running on its stream).
- * cuStreamWaitEvent puts a wait on the stream: the count recorded then. The stream's next work
+ * cuEventQuery (what package gpu polls before a write into a slot with a release event) says
+ * CUDA_SUCCESS once completed >= recorded and CUDA_ERROR_NOT_READY before, counting each query in
+ * waits and each NOT_READY in blocked. (Package gpu no longer calls the stream waits below: kept as
+ * the real driver's.) cuStreamWaitEvent puts a wait on the stream: the count recorded then. The stream's next work
  * (cuLaunchKernel, cuMemcpy2DAsync, cuStreamSynchronize) first waits until the event completed that
  * many records, counting in blocked each wait that had to; past $MOCK_EVENT_WAIT_MS (60000) it fails
  * loudly (CUDA_ERROR_LAUNCH_TIMEOUT). So a write the wait guards cannot happen before the event
@@ -206,6 +209,21 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
     fs->n++;
     return CUDA_SUCCESS;
 }
+/* the host's poll of an event (package gpu waits for a client's release event with it before a
+ * write into the slot): CUDA_SUCCESS once every record so far completed, CUDA_ERROR_NOT_READY before.
+ * Counts each query in waits, and each that found the event incomplete in blocked. */
+#define NOT_READY 600
+EXPORT CUresult cuEventQuery(CUevent e)
+{
+    if (!tl_depth) MOCK_FAIL(INVALID_CONTEXT, "cuEventQuery without context");
+    if (!is_event(e)) MOCK_FAIL(INVALID_VALUE, "cuEventQuery: not an event");
+    fake_event *ev = (fake_event *)e;
+    __atomic_fetch_add(&ev->waits, 1, __ATOMIC_ACQ_REL);
+    uint64_t recorded = __atomic_load_n(&ev->recorded, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&ev->completed, __ATOMIC_ACQUIRE) >= recorded) return CUDA_SUCCESS;
+    __atomic_fetch_add(&ev->blocked, 1, __ATOMIC_ACQ_REL);
+    return (CUresult)NOT_READY;
+}
 EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
 {
     switch ((int)r) {
@@ -213,6 +231,7 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
     case 1: *s = "CUDA_ERROR_INVALID_VALUE"; break;
     case 100: *s = "CUDA_ERROR_NO_DEVICE"; break;
     case 201: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
+    case 600: *s = "CUDA_ERROR_NOT_READY"; break;
     case 702: *s = "CUDA_ERROR_LAUNCH_TIMEOUT"; break;
     case 801: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
     default: *s = NULL; return INVALID_VALUE;
@@ -226,7 +245,7 @@ STUB(cuMemAllocPitch_v2) STUB(cuMemAllocManaged) STUB(cuMemsetD8Async) STUB(cuMe
  STUB(cuMemcpyHtoDAsync_v2)  STUB(cuMemcpyDtoHAsync_v2)
 STUB(cuMemcpyDtoD_v2) STUB(cuMemcpyDtoDAsync_v2) STUB(cuCtxGetDevice) STUB(cuDevicePrimaryCtxGetState)
 STUB(cuDevicePrimaryCtxReset) STUB(cuStreamQuery) STUB(cuStreamAddCallback) 
- STUB(cuEventSynchronize) STUB(cuEventQuery)
+ STUB(cuEventSynchronize)
 STUB(cuLinkCreate) STUB(cuLinkAddData) STUB(cuLinkComplete) STUB(cuLinkDestroy) 
   STUB(cuModuleGetGlobal) STUB(cuTexObjectCreate)
 STUB(cuTexObjectDestroy) STUB(cuGLGetDevices_v2) STUB(cuGraphicsGLRegisterImage)
