@@ -110,6 +110,7 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 		if merr != nil {
 			return merr
 		}
+		x.ending.Store(true)
 		if err := stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
 			return err
 		}
@@ -173,6 +174,10 @@ type exchange struct {
 	stream arrowflight.FlightService_DoExchangeServer
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the client's side has ended
+	// ending is set before the end message is sent: no step is written
+	// into a slot after it, so a device release's event is not opened (the
+	// client may close it meanwhile: it does once its steps are released).
+	ending atomic.Bool
 
 	mu   sync.Mutex
 	ring *slots.Ring // nil: plain delivery (releases are refused)
@@ -239,7 +244,7 @@ func (x *exchange) release(fd *arrowflight.FlightData) error {
 			return fmt.Errorf("device slot release: %w: %d; the exchange has no such device slot", gpu.ErrUnknownSlot, r.Slot)
 		}
 		var event []byte
-		if r.Event != "" {
+		if r.Event != "" && !x.ending.Load() {
 			var err error
 			if event, err = base64.StdEncoding.DecodeString(r.Event); err != nil || len(event) == 0 {
 				return fmt.Errorf("%w: device slot release: the event is not base64 of a handle", ErrBadRequest)

@@ -310,6 +310,7 @@ func (k *cudaSink) refuse(ctx context.Context, run mix.RunID) error {
 	if err != nil {
 		return err
 	}
+	k.x.ending.Store(true)
 	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
 		return nil // the client is gone: nothing to wait for; the refusal is the error
 	}
