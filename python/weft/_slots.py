@@ -186,12 +186,12 @@ class Ring:
                         "read-only: writing into a tensor on it kills the process (SIGSEGV), .clone() it first",
                         self.path, self.size, why)
         elif use_pagemap:
-            why = self._probe()
-            if why is None:
+            unseen = self._probe()
+            if unseen is None:
                 self.tracking = "pagemap"
             else:
                 log.warning("host slots: %s; each released step's whole range is dropped "
-                            "(correct, slower: its pages fault in again) for ring %s", why, self.path)
+                            "(correct, slower: its pages fault in again) for ring %s", unseen, self.path)
 
     # ------------------------------------------------------------ pagemap
 
