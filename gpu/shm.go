@@ -139,13 +139,7 @@ func OpenShmHandle(handle []byte) (h *ShmHandle, err error) {
 			_ = f.Close()
 		}
 	}()
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_SH)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if err = shmfile.LockShared(f); err != nil {
 		return nil, fmt.Errorf("gpu: lock fake device memory %s: %w", f.Name(), err)
 	}
 	fi, err := f.Stat()

@@ -65,7 +65,7 @@ func Create(dir, prefix string, size int64) (file *File, err error) {
 	if err := f.Chmod(0o600); err != nil { // whatever the umask
 		return nil, fmt.Errorf("shmfile: chmod %s: %w", tmp, err)
 	}
-	if err := flockShared(f); err != nil { // before the file holds any memory (newInfix)
+	if err := LockShared(f); err != nil { // before the file holds any memory (newInfix)
 		return nil, fmt.Errorf("shmfile: lock %s: %w", tmp, err)
 	}
 	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
@@ -88,9 +88,10 @@ func Create(dir, prefix string, size int64) (file *File, err error) {
 	return &File{Path: path, Mem: mem, f: f}, nil
 }
 
-// flockShared takes f's shared lock, waiting while a Sweep holds its
-// exclusive one (a signal's interruption retried).
-func flockShared(f *os.File) error {
+// LockShared takes f's shared flock, waiting while a Sweep holds its
+// exclusive one (a signal's interruption retried): the owner's lock, and
+// a reader's that holds the file while it has it open (gpu.OpenShmHandle).
+func LockShared(f *os.File) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_SH)
 		if !errors.Is(err, unix.EINTR) {
@@ -115,7 +116,7 @@ func (x *File) Unshared() (bool, error) {
 	if err != nil && !errors.Is(err, unix.EWOULDBLOCK) {
 		return false, fmt.Errorf("shmfile: lock %s: %w", x.Path, err)
 	}
-	if serr := flockShared(x.f); serr != nil {
+	if serr := LockShared(x.f); serr != nil {
 		return false, fmt.Errorf("shmfile: lock %s again: %w", x.Path, serr)
 	}
 	return err == nil, nil
