@@ -106,17 +106,25 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 		// side (it does on this message) before the call ends. A call that
 		// ends while the client's side is open is reset, and the client
 		// may then lose the last messages it had not read yet.
-		meta, merr := json.Marshal(client.ExchangeEnd{Run: string(rt.Run), End: true})
-		if merr != nil {
-			return merr
-		}
-		x.ending.Store(true)
-		if err := stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
-			return err
-		}
-		x.awaitClientEnd(ctx)
+		return x.end(ctx, rt.Run)
 	}
 	return err
+}
+
+// end sends the end message ({"run","end":true}: no step comes after it)
+// and waits for the client to end its side (awaitClientEnd). It returns
+// the send's error: the client is gone then, with nothing to wait for.
+func (x *exchange) end(ctx context.Context, run mix.RunID) error {
+	meta, err := json.Marshal(client.ExchangeEnd{Run: string(run), End: true})
+	if err != nil {
+		return err
+	}
+	x.ending.Store(true)
+	if err := x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
+		return err
+	}
+	x.awaitClientEnd(ctx)
+	return nil
 }
 
 // exchangeEndWait bounds how long a finished exchange without device

@@ -282,7 +282,7 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 	descs, err := k.decode(ctx, step, batch)
 	if err != nil {
 		if errors.Is(err, ErrUnavailableDelivery) {
-			err = errors.Join(err, k.refuse(ctx, run))
+			k.refuse(ctx, run)
 		}
 		return err
 	}
@@ -305,17 +305,8 @@ func (k *cudaSink) send(ctx context.Context, run mix.RunID, step int64, batch ar
 // only once the client has ended its side, which it does after that
 // message, once it has released every step before it and closed its IPC
 // handles, or when ctx ends (awaitClientEnd).
-func (k *cudaSink) refuse(ctx context.Context, run mix.RunID) error {
-	meta, err := json.Marshal(client.ExchangeEnd{Run: string(run), End: true})
-	if err != nil {
-		return err
-	}
-	k.x.ending.Store(true)
-	if err := k.x.stream.Send(&arrowflight.FlightData{AppMetadata: meta}); err != nil {
-		return nil // the client is gone: nothing to wait for; the refusal is the error
-	}
-	k.x.awaitClientEnd(ctx)
-	return nil
+func (k *cudaSink) refuse(ctx context.Context, run mix.RunID) {
+	_ = k.x.end(ctx, run) // a send error: the client is gone; the refusal is the error
 }
 
 // StepAllocator (mix.StepMemory) is the memory of step's columns: the
