@@ -88,7 +88,7 @@ func (c *Client) ReadRankDevice(ctx context.Context, ep RankEndpoint, delivery s
 			yield(nil, err)
 			return
 		}
-		x.closeDevice, x.releaseEvent = dc.Close, dc.ReleaseEvent
+		x.dev = dc
 		defer x.close()
 		live := true // the loop goes on (a yield after a break would panic)
 		x.steps(func(st *Step, err error) bool {
@@ -111,18 +111,15 @@ type rankExchange struct {
 	rdr    *ipc.Reader
 	header *SlotsHeader // nil: plain delivery
 	mapped []byte       // the ring, mapped read-only
-	// closeDevice closes what the consumer opened of the device slots
-	// (DeviceConsumer.Close); called once, by endDevice.
-	closeDevice func() error
-	// releaseEvent records the consumer's release event of a device slot
-	// (DeviceConsumer.ReleaseEvent); nil: none.
-	releaseEvent func(slot int) ([]byte, error)
+	// dev is the consumer of the device slots (ReadRankDevice); its Close
+	// is called once, by endDevice.
+	dev DeviceConsumer
 }
 
-// endDevice calls closeDevice once (nil after).
+// endDevice calls dev.Close once (nil after).
 func (x *rankExchange) endDevice() error {
-	f := x.closeDevice
-	x.closeDevice = nil
+	f := x.dev.Close
+	x.dev.Close = nil
 	if f == nil {
 		return nil
 	}
@@ -278,8 +275,8 @@ func (x *rankExchange) releaseDevice(dev []json.RawMessage) error {
 			continue
 		}
 		seen[r] = true
-		if x.releaseEvent != nil {
-			h, err := x.releaseEvent(d.Slot)
+		if x.dev.ReleaseEvent != nil {
+			h, err := x.dev.ReleaseEvent(d.Slot)
 			if err != nil {
 				return fmt.Errorf("record device slot %d's release event: %w", d.Slot, err)
 			}
