@@ -71,6 +71,7 @@ func newFuzzEnv(tb testing.TB) *fuzzEnv {
 	must(err)
 	fo := flight.DefaultOptions()
 	fo.ShutdownGrace = time.Second
+	fo.SlotInlineBytes = 0 // every step of a host-slot exchange in a slot: releases reach the ring (FuzzExchangeRelease)
 	svc, err := flight.New(flight.Parts{Tables: ts, Mix: eng, Signer: signer}, fo)
 	must(err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -254,6 +255,41 @@ func FuzzDoAction(f *testing.F) {
 			t.Skip("not sendable: the action type is not valid UTF-8") // refused by the client's protobuf
 		}
 		e.check(t, "DoAction", err)
+	})
+}
+
+// FuzzExchangeRelease sends a fuzzed slot release (the app_metadata of a
+// rank exchange's message after its command, which flightd decodes with
+// client.SlotRelease: slot, generation, device, a device release's
+// base64 event) on an exchange served in host slots, then ends its side.
+func FuzzExchangeRelease(f *testing.F) {
+	e := newFuzzEnv(f)
+	for _, s := range []string{
+		`{"slot":0,"generation":1}`, `{"slot":1,"generation":1}`, `{"slot":0,"generation":2}`,
+		`{"slot":0,"generation":1,"event":"AAAA"}`, `{"slot":0,"generation":1,"device":true,"event":"L2Rldi9zaG0vd2VmdC1kZXZlbnQteA=="}`,
+		`{"slot":-1,"generation":99999999999999999999}`, `{"slot":0}`, `release`, `null`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	cmd, err := json.Marshal(client.ExchangeCommand{RankExchange: &client.RankExchange{Ticket: e.rankTicket, Delivery: client.DeliveryShm}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		stream, err := e.c.Flight().DoExchange(ctx)
+		if err == nil {
+			err = stream.Send(&arrowflight.FlightData{FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd}})
+		}
+		if err == nil {
+			err = stream.Send(&arrowflight.FlightData{AppMetadata: meta})
+		}
+		if err == nil || errors.Is(err, io.EOF) { // EOF: the server ended the call; its status comes from Recv
+			_ = stream.CloseSend()
+			err = drain(stream.Recv)
+		}
+		e.check(t, "DoExchange release", err)
 	})
 }
 
