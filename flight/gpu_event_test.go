@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
@@ -283,4 +284,95 @@ func TestExchangeCudaIPCBadReleaseEvent(t *testing.T) {
 			require.Eventually(t, func() bool { return len(dslotFiles(t, mem.Dir)) == 0 }, 20*time.Second, 10*time.Millisecond)
 		})
 	}
+}
+
+// TestExchangeCudaIPCGrownRingRefusesOldRingsEvent: after the exchange's
+// device ring grows (a step with larger frames than its slots hold: a new
+// ring, the old one kept until the exchange ends), a release of a new
+// ring's slot whose event is one of the old ring's own ready events (a
+// descriptor's Event sent back) is refused: INVALID_ARGUMENT
+// (gpu.ErrBadEvent), and the rings are freed. On the fake driver
+// (Device.Memory) the handle of this process's own event opens as that
+// very event: taken as the new slot's release event, flightd would wait on
+// its own event and destroy it twice at the end (once per ring). The
+// check used to cover only the new ring's own events.
+func TestExchangeCudaIPCGrownRingRefusesOldRingsEvent(t *testing.T) {
+	small, big := makeMP4(t, 42), makeMP4Size(t, 42, 96, 64) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	budget, err := membudget.New(membudget.Options{Total: 64 << 20})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodesIn(t, se.env, "t", "small.mp4", small)
+	putEpisodesIn(t, se.env, "big", "big.mp4", big)
+	const world = 4
+	recipe := client.Recipe{Seed: 11, BatchSize: world, Components: []client.Component{
+		{Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows},
+		{Project: "p", Table: "big", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, world)
+	require.NoError(t, err)
+	// a rank whose first step has the small frames and a later one the big
+	rank := -1
+	for r := range world {
+		first, grows := -1, false
+		for st, err := range se.c.ReadRank(ctx, run.Ranks[r]) {
+			require.NoError(t, err)
+			idx := st.Batch.Schema().FieldIndices("_component")
+			require.Len(t, idx, 1)
+			comp := int(st.Batch.Column(idx[0]).(*array.Int32).Value(0))
+			if first < 0 {
+				first = comp
+			} else if first == 0 && comp == 1 {
+				grows = true
+			}
+		}
+		if grows {
+			rank = r
+			break
+		}
+	}
+	require.GreaterOrEqual(t, rank, 0, "no rank starts with the small camera and meets the big one later; change the seed")
+
+	// the fake driver's memory: its own events' handles open as the events themselves
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: d.Memory(), Budget: budget})
+	first := map[int]bool{} // the first ring's slots
+	var oldEvent []byte     // one of the first ring's ready events
+	firstSize := -1
+	grown, sent := false, false
+	var failed error
+	dc := client.DeviceConsumer{
+		ReleaseEvent: func(slot int) ([]byte, error) {
+			if first[slot] || sent {
+				return nil, nil
+			}
+			sent = true
+			return oldEvent, nil // a slot of the larger ring: the first ring's event as its release event
+		},
+	}
+	for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[rank], client.DeliveryCudaIPC, dc) {
+		if err != nil {
+			failed = err
+			break
+		}
+		require.Len(t, st.Device, 1)
+		var ds gpu.DeviceSlot
+		require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+		if firstSize < 0 {
+			firstSize = ds.Shape[3]
+		}
+		if !grown && ds.Shape[3] != firstSize {
+			grown = true
+		}
+		if !grown {
+			first[ds.Slot] = true
+			oldEvent, err = base64.StdEncoding.DecodeString(ds.Event)
+			require.NoError(t, err)
+		}
+	}
+	require.True(t, grown, "the ring grew")
+	require.True(t, sent, "a release of the larger ring's slot carried the first ring's event")
+	requireCode(t, failed, codes.InvalidArgument, "release event")
+	require.Eventually(t, func() bool { return budget.Stats().Used == 0 }, 20*time.Second, 10*time.Millisecond,
+		"--gpu-memory-limit's bytes back: both rings freed")
 }

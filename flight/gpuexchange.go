@@ -119,6 +119,10 @@ type cudaSink struct {
 	keep    []int // the run schema's columns the host batch keeps
 	schema  *arrow.Schema
 	ring    *gpu.DeviceRing // the ring steps are decoded into now
+	// events are every device ring's events (their own and the release
+	// events opened for their slots), shared by the rings grow makes: a
+	// release event of a slot of any ring is checked against all of them.
+	events *gpu.RingEvents
 }
 
 // layout places the columns one after the other in a slot, each at a
@@ -135,19 +139,21 @@ func layout(cols []deviceColumn, rows int) int64 {
 
 // newRing makes a device ring of slotBytes slots numbered from first:
 // StreamSteps + ringClientSlots slots (at least 3), halved down to 2 while
-// --gpu-memory-limit cannot hold them.
+// --gpu-memory-limit cannot hold them. Every ring of the exchange shares
+// k.events.
 func (k *cudaSink) newRing(first int, slotBytes int64) (*gpu.DeviceRing, error) {
 	n := max(3, k.x.s.opts.StreamSteps+ringClientSlots)
-	ring, err := gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: slotBytes, FirstSlot: first, Budget: k.g.Budget})
-	for err != nil && errors.Is(err, gpu.ErrOverLimit) && n > 2 {
-		n = max(2, n/2)
-		ring, err = gpu.NewDeviceRing(k.g.Memory, gpu.RingOptions{Slots: n, SlotBytes: slotBytes, FirstSlot: first, Budget: k.g.Budget})
+	opts := gpu.RingOptions{Slots: n, SlotBytes: slotBytes, FirstSlot: first, Budget: k.g.Budget, Events: k.events}
+	ring, err := gpu.NewDeviceRing(k.g.Memory, opts)
+	for err != nil && errors.Is(err, gpu.ErrOverLimit) && opts.Slots > 2 {
+		opts.Slots = max(2, opts.Slots/2)
+		ring, err = gpu.NewDeviceRing(k.g.Memory, opts)
 	}
 	return ring, err
 }
 
 func (x *exchange) cudaSink(run *mix.Run, stepBytes int64, rows int) rankSink {
-	return &cudaSink{x: x, g: x.s.gpu, run: run, rows: rows, host: x.shmSink(run, stepBytes).(*shmSink)}
+	return &cudaSink{x: x, g: x.s.gpu, run: run, rows: rows, host: x.shmSink(run, stepBytes).(*shmSink), events: gpu.NewRingEvents()}
 }
 
 // plan decides at the first step whether its video goes to device slots;

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -361,4 +362,112 @@ func TestFakeEventWaitEndsWithContext(t *testing.T) {
 	require.Zero(t, ev.State().Completed, "the decode ended while the event was still held")
 	ev.Complete()
 	require.NoError(t, d.Close())
+}
+
+// reopening is a Memory whose OpenEvent of a handle it has open returns
+// the event it opened (as a driver may: CUDA does not say whether
+// cuIpcOpenEventHandle of a handle opened before gives a new event), and
+// whose CloseEvent of an event it does not have open fails (ShmMemory's:
+// a second close of one event).
+type reopening struct {
+	Memory
+	mu     sync.Mutex
+	opened map[string]uint64
+}
+
+func (m *reopening) OpenEvent(handle []byte) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ev, ok := m.opened[string(handle)]; ok {
+		return ev, nil
+	}
+	ev, err := m.Memory.OpenEvent(handle)
+	if err == nil {
+		m.opened[string(handle)] = ev
+	}
+	return ev, err
+}
+
+func (m *reopening) CloseEvent(ev uint64) error {
+	m.mu.Lock()
+	for h, e := range m.opened {
+		if e == ev {
+			delete(m.opened, h)
+		}
+	}
+	m.mu.Unlock()
+	return m.Memory.CloseEvent(ev)
+}
+
+// TestRingsOfOneClientRefuseEachOthersEvents: the device rings that serve
+// one client (an exchange's first ring and the larger one it grows, which
+// share a RingEvents) refuse as a slot's release event any event of the
+// other ring's: one of its own ready events (a descriptor's Event sent
+// back: the fake driver opens this process's handle as the event itself)
+// or the release event opened for one of its slots (a driver that opens a
+// handle again as the same event). Taken, the slot's decode would wait on
+// flightd's own event, and the event would be destroyed twice (once per
+// ring's Close). The release is ErrBadEvent, the slot stays held, and both
+// rings close cleanly.
+func TestRingsOfOneClientRefuseEachOthersEvents(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, fakeDriver(t))
+	require.NoError(t, err)
+	defer d.Close()
+	pad := func(h []byte) []byte { return append(h, make([]byte, 64-len(h))...) } // the fake driver's handle of a fake event file
+	for _, tc := range []struct {
+		name string
+		mem  Memory
+		// clientHandle is what a release carries for the client's event ev
+		clientHandle func(ev *ShmEvent) []byte
+		// bad is the release event sent for the second ring's slot
+		bad func(first DeviceSlot, firstRelease []byte) []byte
+	}{
+		{"the first ring's ready event", d.Memory(), func(ev *ShmEvent) []byte { return pad(ev.Handle()) },
+			func(first DeviceSlot, _ []byte) []byte {
+				h, err := base64.StdEncoding.DecodeString(first.Event)
+				require.NoError(t, err)
+				return h
+			}},
+		{"the release event of the first ring's slot", &reopening{Memory: NewShmMemory(t.TempDir()), opened: map[string]uint64{}},
+			(*ShmEvent).Handle, func(_ DeviceSlot, firstRelease []byte) []byte { return firstRelease }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := NewRingEvents()
+			a, err := NewDeviceRing(tc.mem, RingOptions{Slots: 1, SlotBytes: 256, Events: events})
+			require.NoError(t, err)
+			defer a.Close()
+			b, err := NewDeviceRing(tc.mem, RingOptions{Slots: 1, SlotBytes: 256, FirstSlot: 1, Events: events})
+			require.NoError(t, err)
+			defer b.Close()
+			ev, err := NewShmEvent("")
+			require.NoError(t, err)
+			defer ev.Close()
+
+			ua, err := a.Acquire(ctx)
+			require.NoError(t, err)
+			da, err := a.Publish(ua, 0, []int{1, 1, 1, 1, 3}, pixnorm.Uint8)
+			require.NoError(t, err)
+			ev.Record(false)
+			release := tc.clientHandle(ev)
+			require.NoError(t, a.ReleaseAfter(ua.Index, ua.Generation, release))
+
+			ub, err := b.Acquire(ctx)
+			require.NoError(t, err)
+			_, err = b.Publish(ub, 0, []int{1, 1, 1, 1, 3}, pixnorm.Uint8)
+			require.NoError(t, err)
+			err = b.ReleaseAfter(ub.Index, ub.Generation, tc.bad(da, release))
+			require.ErrorIs(t, err, ErrBadEvent)
+			require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
+			require.Equal(t, 1, b.Held(), "the refused release changed nothing")
+			require.NoError(t, b.Release(ub.Index, ub.Generation))
+			ub, err = b.Acquire(ctx)
+			require.NoError(t, err)
+			require.Zero(t, ub.Wait, "the second ring's slot has no release event")
+			require.NoError(t, b.Release(ub.Index, ub.Generation))
+
+			require.NoError(t, b.Close())
+			require.NoError(t, a.Close(), "each event closed once")
+		})
+	}
 }

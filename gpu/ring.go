@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/weftdata/weft/internal/membudget"
@@ -63,6 +62,45 @@ type RingOptions struct {
 	// TryAcquire: a ring that does not fit now fails at once with
 	// ErrOverLimit (the caller tries fewer slots); it never waits.
 	Budget *membudget.Budget
+	// Events is shared by the rings that serve one client (one exchange:
+	// its first ring and each larger one); nil: the ring's own. A release
+	// event is refused when it opens as any event there (RingEvents).
+	Events *RingEvents
+}
+
+// RingEvents is the one place that knows the events of the device rings
+// serving one client: each ring's own events (its slots' ready events,
+// whose handles go out in descriptors) and the release events opened for
+// its slots (ReleaseAfter). A handle of one of these that the client
+// sends back as a slot's release event may open as that very event (the
+// fake driver's cuIpcOpenEventHandle of this process's own event does;
+// CUDA's is not specified): taken, flightd would wait on its own event
+// and destroy it twice. So a release event that opens as one of them is
+// ErrBadEvent, whichever ring of the client's it belongs to. The zero
+// value is not usable: NewRingEvents.
+type RingEvents struct {
+	mu sync.Mutex
+	m  map[uint64]struct{}
+}
+
+// NewRingEvents makes an empty set, for RingOptions.Events.
+func NewRingEvents() *RingEvents { return &RingEvents{m: map[uint64]struct{}{}} }
+
+// add puts ev in the set; false (and nothing changed) when it is there.
+func (e *RingEvents) add(ev uint64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.m[ev]; ok {
+		return false
+	}
+	e.m[ev] = struct{}{}
+	return true
+}
+
+func (e *RingEvents) remove(ev uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.m, ev)
 }
 
 // Validate reports unusable options.
@@ -94,6 +132,7 @@ type DeviceRing struct {
 	opts  RingOptions
 	table *slottable.Table
 	lease *membudget.Lease
+	known *RingEvents // opts.Events, or the ring's own set
 
 	// Per slot (by index - FirstSlot); set by NewDeviceRing, freed by Close.
 	regions  []Region
@@ -123,7 +162,10 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 		st := opts.Budget.Stats()
 		return nil, fmt.Errorf("%w: %d slots of %d bytes asked, %d of %d bytes in use", ErrOverLimit, opts.Slots, opts.SlotBytes, st.Used, st.Total)
 	}
-	r = &DeviceRing{mem: mem, opts: opts, lease: lease}
+	r = &DeviceRing{mem: mem, opts: opts, lease: lease, known: opts.Events}
+	if r.known == nil {
+		r.known = NewRingEvents()
+	}
 	defer func() {
 		if err != nil {
 			_ = r.freeAll()
@@ -142,6 +184,7 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 		}
 		r.events = append(r.events, ev)
 		r.evHandle = append(r.evHandle, h)
+		r.known.add(ev) // a new event: not in the set (destroyed ones leave it)
 	}
 	r.table = slottable.New("gpu: device ring", opts.FirstSlot, opts.Slots)
 	r.mu.exported = make([]bool, opts.Slots)
@@ -155,6 +198,7 @@ func (r *DeviceRing) freeAll() error {
 	for k, ev := range r.mu.after {
 		if ev != 0 {
 			err = errors.Join(err, r.mem.CloseEvent(ev))
+			r.known.remove(ev)
 			r.mu.after[k] = 0
 		}
 	}
@@ -163,6 +207,7 @@ func (r *DeviceRing) freeAll() error {
 	}
 	for _, ev := range r.events {
 		err = errors.Join(err, r.mem.DestroyEvent(ev))
+		r.known.remove(ev)
 	}
 	r.regions, r.events = nil, nil
 	return err
@@ -249,13 +294,14 @@ func (r *DeviceRing) setAfter(k int, event []byte) error {
 	if err != nil {
 		return fmt.Errorf("slot %d's release event: %w", k+r.opts.FirstSlot, err)
 	}
-	// A handle of one of the ring's own events (a descriptor's Event sent
-	// back) or of another slot's release event may open as that very
-	// event (the fake driver's does; CUDA's of this process's own is not
+	// A handle of one of the client's rings' own events (a descriptor's
+	// Event sent back, of this ring or an earlier one) or of another
+	// slot's release event (of any of them) may open as that very event
+	// (the fake driver's does; CUDA's of this process's own is not
 	// specified): refused, and not closed, as closing it would destroy the
-	// other's event, which Close destroys again.
-	if slices.Contains(r.events, ev) || slices.Contains(r.mu.after, ev) {
-		return fmt.Errorf("%w: slot %d's release event is one of the ring's own events or another slot's", ErrBadEvent, k+r.opts.FirstSlot)
+	// other's event, which its ring's Close destroys again.
+	if !r.known.add(ev) {
+		return fmt.Errorf("%w: slot %d's release event is one of the device rings' own events or another slot's release event", ErrBadEvent, k+r.opts.FirstSlot)
 	}
 	r.mu.after[k], r.mu.afterHandle[k] = ev, bytes.Clone(event)
 	return nil
