@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -295,14 +296,16 @@ const (
 // larger of the estimate plus an eighth and 64 KiB (IPC framing, rows
 // wider than the average) and the first step's message plus a half (the
 // estimate counts no video segments, and steps of windows vary), rounded
-// up to slots.SlotAlign, at most MaxStepBytes (rounded up). A step that
-// does not fit goes inline.
+// up to whole pages (slots.SlotAlign, or the host's page size if larger:
+// no page holds bytes of two steps), at most MaxStepBytes (rounded up). A
+// step that does not fit goes inline.
 func (s *Service) ringShape(stepBytes, firstBytes int64) (int, int64) {
 	b := min(max(stepBytes+stepBytes/8+64<<10, firstBytes+firstBytes/2), s.opts.MaxStepBytes)
 	if s.slotBytes > 0 {
 		b = s.slotBytes
 	}
-	b = (b + slots.SlotAlign - 1) / slots.SlotAlign * slots.SlotAlign
+	align := max(int64(slots.SlotAlign), int64(os.Getpagesize())) // powers of two: the larger is a multiple of the other
+	b = (b + align - 1) / align * align
 	n := max(3, s.opts.StreamSteps+ringClientSlots)
 	if more := int(ringSmallBytes / b); more > n {
 		n = min(more, ringMaxSlots)

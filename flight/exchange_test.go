@@ -290,6 +290,27 @@ func recvSlot(t *testing.T, stream arrowflight.FlightService_DoExchangeClient) c
 	return m
 }
 
+// requireOwnPages checks the host-slot layout's promise (docs/flight.md,
+// "Host slots"): every slot starts on a 4 KiB page boundary, and each held
+// step's message lies in its own slot, so no page holds bytes of two of
+// the steps a client holds.
+func requireOwnPages(t *testing.T, h *client.SlotsHeader, held []client.SlotStepMetadata) {
+	t.Helper()
+	const page = 4096
+	require.Zero(t, h.SlotBytes%page, "slot_bytes %d is a whole number of pages", h.SlotBytes)
+	pages := map[int64]int64{} // page → the step with bytes on it
+	for _, m := range held {
+		d := m.Slot
+		lo, hi := int64(d.Slot)*h.SlotBytes, int64(d.Slot+1)*h.SlotBytes
+		require.True(t, d.Offset >= lo && d.Offset+d.Length <= hi, "step %d [%d, %d) lies in its slot [%d, %d)", m.Step, d.Offset, d.Offset+d.Length, lo, hi)
+		for p := d.Offset / page; p <= (d.Offset+d.Length-1)/page; p++ {
+			other, ok := pages[p]
+			require.False(t, ok, "page %d holds bytes of steps %d and %d", p, other, m.Step)
+			pages[p] = m.Step
+		}
+	}
+}
+
 func sendRelease(t *testing.T, stream arrowflight.FlightService_DoExchangeClient, meta string) {
 	require.NoError(t, stream.Send(&arrowflight.FlightData{AppMetadata: []byte(meta)}))
 }
@@ -340,6 +361,7 @@ func TestExchangeWaitsForRelease(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	require.Equal(t, h.Slots, ring.Held())
+	requireOwnPages(t, h, held)
 
 	first := held[0].Slot
 	sendRelease(t, stream, `{"slot":`+itoa(int64(first.Slot))+`,"generation":1}`)

@@ -101,7 +101,7 @@ func BenchmarkSlotStep(b *testing.B) {
 		require.NoError(b, err)
 		body := need - room
 		first.Release()
-		ring, err := slots.NewRing(ctx, slots.Options{Slots: 6, SlotBytes: (need + need/8 + 64<<10 + 63) / 64 * 64})
+		ring, err := slots.NewRing(ctx, slots.Options{Slots: 6, SlotBytes: (need + need/8 + 64<<10 + slots.SlotAlign - 1) / slots.SlotAlign * slots.SlotAlign})
 		require.NoError(b, err)
 
 		b.Run(shape.name+"/copy", func(b *testing.B) {

@@ -9,8 +9,10 @@
 // the server's user only), its Slots*SlotBytes bytes allocated up front
 // (fallocate: a full tmpfs is an error at NewRing, never a SIGBUS at a
 // write) and mapped read-write by the server. Slot i is the bytes
-// [i*SlotBytes, (i+1)*SlotBytes) of the file; SlotBytes is a multiple of 64
-// so every slot starts 64-byte aligned. Close unmaps and unlinks the file
+// [i*SlotBytes, (i+1)*SlotBytes) of the file; SlotBytes is a multiple of
+// SlotAlign (4 KiB) so every slot starts on a page boundary and no page
+// holds bytes of two slots: a step's bytes never share a page with
+// another step's. Close unmaps and unlinks the file
 // (a client's existing mapping, read-only or copy-on-write, stays valid
 // until it unmaps).
 //

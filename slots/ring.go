@@ -14,8 +14,14 @@ import (
 )
 
 // SlotAlign is the alignment of every slot's start in the ring's file:
-// SlotBytes must be a multiple of it.
-const SlotAlign = 64
+// SlotBytes must be a multiple of it. It is a 4 KiB page, so every slot
+// starts on a page boundary and is a whole number of pages: a step's
+// message lies in its slot, so its bytes never share a page with another
+// step's (a client that drops the pages it wrote in a step at the step's
+// release drops nothing of a step it still holds). On a host whose pages
+// are larger (arm64 kernels with 16 or 64 KiB pages) the caller rounds
+// SlotBytes up to its page size to keep that promise (flight does).
+const SlotAlign = 4096
 
 // Options configure a Ring.
 type Options struct {
@@ -23,7 +29,8 @@ type Options struct {
 	Dir string
 	// Slots is the number of slots (how many steps a client may hold).
 	Slots int
-	// SlotBytes is the size of each slot, a multiple of SlotAlign.
+	// SlotBytes is the size of each slot, a multiple of SlotAlign (whole
+	// 4 KiB pages).
 	SlotBytes int64
 	// Budget, if not nil, is leased Slots*SlotBytes bytes for the ring's
 	// life.

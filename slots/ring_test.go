@@ -41,6 +41,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative slots", Options{Slots: -1, SlotBytes: 64}},
 		{"zero bytes", Options{Slots: 1, SlotBytes: 0}},
 		{"unaligned bytes", Options{Slots: 1, SlotBytes: 100}},
+		{"64-byte aligned, not a whole page", Options{Slots: 2, SlotBytes: 4096 + 64}},
+		{"less than a page", Options{Slots: 2, SlotBytes: 1024}},
 		{"overflow", Options{Slots: 1 << 40, SlotBytes: 1 << 30}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,13 +81,13 @@ func TestNewRingRefused(t *testing.T) {
 		dir := t.TempDir()
 		budget, err := membudget.New(membudget.Options{Total: 1000})
 		require.NoError(t, err)
-		_, err = NewRing(context.Background(), Options{Dir: dir, Slots: 2, SlotBytes: 1024, Budget: budget})
+		_, err = NewRing(context.Background(), Options{Dir: dir, Slots: 2, SlotBytes: SlotAlign, Budget: budget})
 		require.ErrorIs(t, err, errdefs.ErrResourceExhausted)
 		left, _ := os.ReadDir(dir)
 		require.Empty(t, left, "a refused ring leaves no file")
 	})
 	t.Run("no such dir", func(t *testing.T) {
-		_, err := NewRing(context.Background(), Options{Dir: t.TempDir() + "/missing", Slots: 1, SlotBytes: 64})
+		_, err := NewRing(context.Background(), Options{Dir: t.TempDir() + "/missing", Slots: 1, SlotBytes: SlotAlign})
 		require.ErrorIs(t, err, ErrNoSharedMemory)
 		require.ErrorIs(t, err, errdefs.ErrUnavailable)
 	})
@@ -100,7 +102,7 @@ func TestNewRingRefused(t *testing.T) {
 
 func TestAcquireWaitsForRelease(t *testing.T) {
 	t.Parallel()
-	r := newRing(t, 1, 64)
+	r := newRing(t, 1, SlotAlign)
 	held, err := r.Acquire(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 0, held.Index())
@@ -135,7 +137,7 @@ func TestAcquireWaitsForRelease(t *testing.T) {
 func TestAcquireEnds(t *testing.T) {
 	t.Parallel()
 	t.Run("ctx canceled", func(t *testing.T) {
-		r := newRing(t, 1, 64)
+		r := newRing(t, 1, SlotAlign)
 		_, err := r.Acquire(context.Background())
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -150,7 +152,7 @@ func TestAcquireEnds(t *testing.T) {
 		require.Zero(t, r.Waiting())
 	})
 	t.Run("ring closed", func(t *testing.T) {
-		r, err := NewRing(context.Background(), Options{Dir: shmDir(t), Slots: 1, SlotBytes: 64})
+		r, err := NewRing(context.Background(), Options{Dir: shmDir(t), Slots: 1, SlotBytes: SlotAlign})
 		require.NoError(t, err)
 		_, err = r.Acquire(context.Background())
 		require.NoError(t, err)
@@ -171,7 +173,7 @@ func TestAcquireEnds(t *testing.T) {
 
 func TestRelease(t *testing.T) {
 	t.Parallel()
-	r := newRing(t, 2, 64)
+	r := newRing(t, 2, SlotAlign)
 	ctx := context.Background()
 	a, err := r.Acquire(ctx)
 	require.NoError(t, err)
@@ -214,7 +216,7 @@ func TestRelease(t *testing.T) {
 
 func TestReleaseAll(t *testing.T) {
 	t.Parallel()
-	r := newRing(t, 3, 64)
+	r := newRing(t, 3, SlotAlign)
 	ctx := context.Background()
 	var held []*Slot
 	for range 3 {
@@ -251,7 +253,7 @@ func TestReleaseAll(t *testing.T) {
 func TestNeverSharedConcurrently(t *testing.T) {
 	t.Parallel()
 	const slots, workers, rounds = 3, 8, 300
-	r := newRing(t, slots, 64)
+	r := newRing(t, slots, SlotAlign)
 	var inUse [slots]atomic.Int32
 	var wg sync.WaitGroup
 	errc := make(chan error, workers)

@@ -12,7 +12,8 @@ import (
 )
 
 // bodyAlign is the alignment of a written message's body in the slot (and
-// so in the client's mapping: slots start SlotAlign-aligned).
+// so in the client's mapping: slots start SlotAlign-aligned, a multiple of
+// it).
 const bodyAlign = 64
 
 // WriteRecordBatch writes rec as one Arrow IPC encapsulated record-batch

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weftdata/weft/client"
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/slots/internal/slottest"
 )
@@ -260,5 +261,69 @@ func TestEncodeSizes(t *testing.T) {
 				require.True(t, array.RecordEqual(rec, got), "got %v, want %v", got, rec)
 			}
 		})
+	}
+}
+
+// TestStepsDoNotSharePages: every slot starts on a page boundary (4 KiB)
+// and is a whole number of pages, and a step's message (written plainly or
+// through an arena) lies in its slot, so the bytes of the steps a client
+// holds at once never share a page (a client that drops the pages it
+// wrote in a step at its release drops nothing of another step's).
+func TestStepsDoNotSharePages(t *testing.T) {
+	t.Parallel()
+	const page = 4096
+	require.Zero(t, SlotAlign%page)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const slots = 5
+	r := newRing(t, slots, 2*SlotAlign)
+	ctx := context.Background()
+	var held []*Slot
+	var descs []client.SlotDescriptor
+	for i := range slots {
+		s, err := r.Acquire(ctx)
+		require.NoError(t, err)
+		held = append(held, s)
+		require.Zero(t, s.Offset()%page, "slot %d starts on a page boundary", s.Index())
+		// steps of several sizes: a few rows, a slot nearly full; odd ones through an arena
+		rows := []int{1, 3, 40, 150, 7}[i]
+		rec := slottest.Record(mem, rows)
+		var off, n int64
+		if i%2 == 1 {
+			room, err := HeaderRoom(rec)
+			require.NoError(t, err)
+			a, err := NewArena(s, room, mem)
+			require.NoError(t, err)
+			cols := make([]arrow.Array, rec.NumCols())
+			for c := range cols {
+				cols[c] = inArena(t, a, rec.Column(int(c)))
+			}
+			in := array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+			for _, c := range cols {
+				c.Release()
+			}
+			off, n, _, err = a.WriteRecordBatch(in)
+			in.Release()
+			require.NoError(t, err)
+		} else {
+			var err error
+			off, n, err = WriteRecordBatch(s, rec)
+			require.NoError(t, err)
+		}
+		rec.Release()
+		descs = append(descs, s.Descriptor(off, n))
+	}
+	pages := map[int64]int{} // page → the slot whose step has bytes on it
+	for _, d := range descs {
+		lo, hi := int64(d.Slot)*r.SlotBytes(), int64(d.Slot+1)*r.SlotBytes()
+		require.True(t, d.Offset >= lo && d.Offset+d.Length <= hi, "slot %d's step [%d, %d) lies in its slot [%d, %d)", d.Slot, d.Offset, d.Offset+d.Length, lo, hi)
+		for p := d.Offset / page; p <= (d.Offset+d.Length-1)/page; p++ {
+			other, ok := pages[p]
+			require.False(t, ok, "page %d holds steps of slots %d and %d", p, other, d.Slot)
+			pages[p] = d.Slot
+		}
+	}
+	for _, s := range held {
+		require.NoError(t, s.Release())
 	}
 }
