@@ -369,6 +369,38 @@ def test_a_page_copied_while_the_next_slot_was_free(server, mode):
         ring.close()
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fault", ["short", "garbage"])
+def test_a_step_that_cannot_be_read_is_not_kept(server, mode, fault):
+    """A step whose bytes are not a record batch (a descriptor shorter than
+    its message, or a corrupt message) raises pyarrow's error and is not
+    left registered as the client's: a step next to it on the same page is
+    then dropped at its release as if the bad one had never come (it was
+    kept live forever before, and the shared page never dropped)."""
+    ring = ring_of(server, mode)
+    try:
+        a, b = numbers(20, 1), numbers(20, 2)
+        da = server.put(0, 0, a)
+        if fault == "short":
+            da = _slots.SlotDescriptor(da.ring, da.slot, da.generation, da.offset, 24)
+        else:
+            server.mm[8:da.length] = b"\xff" * (da.length - 8)  # the metadata and body overwritten
+        db = server.put(1, 1024, b)
+        assert da.offset // PAGE == db.offset // PAGE  # one page holds both
+        with pytest.raises((pa.ArrowException, OSError)):  # pyarrow: ArrowInvalid, or OSError for a bad flatbuffer
+            ring.read_batch(da, a.schema)
+        assert ring._live == {}, "a step that could not be read stays the client's"
+        tb = to_tensors(ring.read_batch(db, b.schema), views=True)
+        tb["id"][0] = -1  # a private copy of the shared page
+        before = ring.stats["dropped"]
+        ring.release(db)
+        assert ring.stats["dropped"] - before == 1, "the page the unread step shares was not dropped"
+        assert ring.message(db).to_pybytes() == server.file_bytes(db)
+        assert ring._live == {}
+    finally:
+        ring.close()
+
+
 def test_pagemap_is_used_here(server):
     """On Linux with a readable /proc the written pages are found (else the
     whole range is dropped at each release, which the tests above cover)."""

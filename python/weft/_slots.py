@@ -297,13 +297,17 @@ class Ring:
 
     def read_batch(self, desc: SlotDescriptor, schema: pa.Schema) -> pa.RecordBatch:
         """The record batch the descriptor names, built on the mapping. The
-        step is the client's until :meth:`release`."""
+        step is the client's until :meth:`release`. When its bytes are not
+        a record batch of schema (a corrupt or short slot), pyarrow's error
+        is raised and the step is not the client's: nothing of it stays
+        registered (no :meth:`release` is due)."""
         if desc.ring != self.path and os.path.realpath(desc.ring) != os.path.realpath(self.path):
             raise ValueError(f"slot descriptor names ring {desc.ring}, this is {self.path}")
         msg = self.message(desc)
         if self.tracking == "read-only":
             return ipc.read_record_batch(msg, schema)
         off, end = desc.offset, desc.offset + desc.length
+        key = (desc.slot, desc.generation)
         with self._lock:
             # Only the first and last page can hold a copy written before:
             # the other pages of the step lie in its slot alone, and its
@@ -313,8 +317,21 @@ class Ring:
                     self._refresh(page, off, end)
                 else:
                     self.stats["dropped"] += self._drop(page, page)
-            self._live[(desc.slot, desc.generation)] = (off, end)
-        return ipc.read_record_batch(msg, schema)
+            before = self._live.get(key)
+            self._live[key] = (off, end)
+        try:
+            return ipc.read_record_batch(msg, schema)
+        except BaseException:
+            # Unread, so unwritten: nothing to drop; the step is forgotten
+            # (a live step that is never released would keep its first and
+            # last page from being dropped at its neighbours' releases).
+            with self._lock:
+                if self._live.get(key) == (off, end):
+                    if before is None:
+                        del self._live[key]
+                    else:
+                        self._live[key] = before
+            raise
 
     def release(self, desc: SlotDescriptor) -> None:
         """desc's step is done: the pages of its message this process wrote
@@ -368,13 +385,18 @@ class Rings:
         self._rings: dict[str, Ring] = {}
         self._use_pagemap = use_pagemap
 
-    def read_batch(self, desc: SlotDescriptor | Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:
-        if not isinstance(desc, SlotDescriptor):
-            desc = SlotDescriptor.from_json(desc)
+    def ring(self, desc: SlotDescriptor) -> Ring:
+        """desc's ring, mapped at its first descriptor (OSError, ValueError:
+        it cannot be)."""
         ring = self._rings.get(desc.ring)
         if ring is None:
             ring = self._rings[desc.ring] = Ring(desc.ring, self._use_pagemap)
-        return ring.read_batch(desc, schema)
+        return ring
+
+    def read_batch(self, desc: SlotDescriptor | Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:
+        if not isinstance(desc, SlotDescriptor):
+            desc = SlotDescriptor.from_json(desc)
+        return self.ring(desc).read_batch(desc, schema)
 
     def release(self, desc: SlotDescriptor) -> None:
         """Ring.release on desc's ring (nothing once the rings are closed)."""

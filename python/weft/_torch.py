@@ -970,9 +970,19 @@ class _Prefetcher:
                     continue  # a message with nothing to read
                 desc = SlotDescriptor.from_json(slot)
                 try:
-                    batch = rings.read_batch(desc, reader.schema)
+                    ring = rings.ring(desc)
                 except OSError as e:
                     raise _NoShm(f"the ring {desc.ring} cannot be mapped ({e})") from None
+                try:
+                    batch = ring.read_batch(desc, reader.schema)
+                except (pa.ArrowException, OSError, ValueError) as e:
+                    # Not the client's (nothing to release): the exchange
+                    # ends with this error (its call is cancelled below, and
+                    # flightd frees the ring).
+                    raise WeftError(f"run {loader._run} step {meta['step']}: the step in host slot {desc.slot} "
+                                    f"(generation {desc.generation}, bytes {desc.offset}..{desc.offset + desc.length} "
+                                    f"of {desc.ring}) is not a record batch of the stream's schema: "
+                                    f"{type(e).__name__}: {e}") from e
                 seen["shm"] = True
                 loader._delivery = mode["slots"]
                 slots[meta["step"]] = desc
