@@ -53,13 +53,17 @@ ends (``close``).
 
 The order at the end of an exchange (docs/gpu.md, "The end of an
 exchange"): flightd frees a slot's memory only when the call ends, and
-the loader ends the call only after ``close``: every step handed on is
-released, the device is synchronised (no queued work still reads a slot),
-every IPC handle is closed (``cudaIpcCloseMemHandle``) and every opened
-event destroyed. With the fake, an open handle is a shared ``flock`` on
-the slot's file, held from its opening to ``close``: flightd's fake
-(``gpu.ShmMemory.Free``) fails loudly when it frees a slot that a client
-still holds so.
+the loader ends the call only after ``close_handles``: every step handed
+on is released, the device is synchronised (no queued work still reads a
+slot), every IPC handle is closed (``cudaIpcCloseMemHandle``) and every
+opened event destroyed. The loader's own release events go
+(``destroy_events``) only once flightd's side is done with them: at its
+end message, or, for a loader stopped early, once the call has ended
+(the loader ends its side and reads the call to its status; flightd frees
+the slots and closes the events it opened before that status). With the
+fake, an open handle is a shared ``flock`` on the slot's file, held from
+its opening to ``close_handles``: flightd's fake (``gpu.ShmMemory.Free``)
+fails loudly when it frees a slot that a client still holds so.
 """
 
 from __future__ import annotations
@@ -504,12 +508,30 @@ class DeviceSlots:
             for _, mm in self._fake_events.values():
                 _set_word(mm, 2, _word(mm, 1))
 
+    @property
+    def has_events(self) -> bool:
+        """Whether the loader made release events of its own (whose handles
+        went to flightd) that are not destroyed yet."""
+        with self._lock:
+            return bool(self._own or self._fake_events)
+
     def close(self) -> None:
-        """Closes every handle opened (idempotent; later ``tensor`` calls
-        fail). Call it once no step's tensors are used any more: the loader
-        does, once every step it handed on is released, and only then ends
-        the exchange (flightd then frees the slots). On CUDA the device is
-        synchronised first, so that no work still queued reads a slot."""
+        """Closes every handle opened and destroys the loader's release
+        events (idempotent; later ``tensor`` calls fail): ``close_handles``
+        then ``destroy_events``. The loader calls it at the exchange's end
+        message (flightd's decodes are done: nothing of flightd's waits on
+        the events any more), once every step it handed on is released, and
+        only then ends the exchange (flightd then frees the slots)."""
+        self.close_handles()
+        self.destroy_events()
+
+    def close_handles(self) -> None:
+        """Closes every slot's handle and every event opened (flightd's),
+        not the loader's own release events (idempotent; later ``tensor``
+        and ``release_event`` calls fail or do nothing). Call it once no
+        step's tensors are used any more and before the call ends: flightd
+        frees the slots then. On CUDA the device is synchronised first, so
+        that no work still queued reads a slot."""
         with self._lock:
             if self.closed:
                 return
@@ -523,14 +545,8 @@ class DeviceSlots:
             for lock in self._locks.values():
                 os.close(lock)  # the fake's handle is closed: its flock goes
             self._locks.clear()
-            for path, mm in self._fake_events.values():
-                _set_word(mm, 2, _word(mm, 1))  # nothing of ours runs any more
-                mm.close()
-                try:
-                    os.unlink(path)  # flightd's mapping of it stays valid
-                except FileNotFoundError:
-                    pass
-            self._fake_events.clear()
+            for _, mm in self._fake_events.values():
+                _set_word(mm, 2, _word(mm, 1))  # nothing of ours runs any more (the device is "synchronised")
             if self._rt is not None:  # pragma: no cover - needs a GPU
                 # (a CPU device only in the ctypes tests)
                 with torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext():
@@ -540,12 +556,37 @@ class DeviceSlots:
                         self._rt.close_mem(ptr)
                     for ev in self._events.values():  # an opened IPC event is the opener's to destroy
                         self._rt.destroy_event(ev)
-                    for ev in self._own.values():  # the loader's own release events (the device is synchronised)
-                        self._rt.destroy_event(ev)
-                self._rt.close()  # the driver API's primary context, retained at the first call
             self._ptrs.clear()
             self._events.clear()
+
+    def destroy_events(self) -> None:
+        """Destroys the loader's own release events (idempotent), after
+        ``close_handles``. flightd opened them and its decode may wait on
+        one (``cuEventQuery``) until its side of the exchange is done: at
+        its end message, or, for a loader stopped early, once the call has
+        ended with flightd's status (docs/gpu.md, "The end of an
+        exchange"). With the fake, the event file is unlinked (the test
+        checks that flightd no longer maps it then)."""
+        with self._lock:
+            if not self.closed:
+                raise WeftError("cuda-ipc: the release events are destroyed after the handles are closed")
+            for path, mm in self._fake_events.values():
+                self._destroy_fake_event(path, mm)
+            self._fake_events.clear()
+            if self._rt is not None:  # pragma: no cover - needs a GPU
+                with torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext():
+                    for ev in self._own.values():  # the device was synchronised (close_handles)
+                        self._rt.destroy_event(ev)
+                self._rt.close()  # the driver API's primary context, retained at the first call
             self._own.clear()
+
+    @staticmethod
+    def _destroy_fake_event(path: str, mm: mmap.mmap) -> None:
+        mm.close()
+        try:
+            os.unlink(path)  # flightd's mapping of it stays valid
+        except FileNotFoundError:
+            pass
 
 
 def _word(mm: mmap.mmap, i: int) -> int:
