@@ -44,6 +44,11 @@ var (
 	ErrUnavailableDelivery = fmt.Errorf("%w: cuda-ipc delivery cannot serve this step", errdefs.ErrFailedPrecondition)
 )
 
+// errClientEnded is the cause an exchange with slots is cancelled with
+// when its client ends its side before the end message (readReleases);
+// never a call's error: the call ends with OK.
+var errClientEnded = fmt.Errorf("%w: the client ended its side of the exchange before its end", context.Canceled)
+
 // code classifies err; errgrpc.Code is the one mapping from kinds to codes.
 func code(err error) codes.Code { return errgrpc.Code(err) }
 

@@ -99,7 +99,11 @@ func (s *Service) doExchange(ctx context.Context, stream arrowflight.FlightServi
 		}
 		return s.newPlainSink(stream, run), nil
 	})
-	if cerr := context.Cause(ctx); cerr != nil && !errors.Is(cerr, context.Canceled) {
+	cerr := context.Cause(ctx)
+	if errors.Is(cerr, errClientEnded) {
+		return nil // the client stopped early; the rings are freed (closeRing) before the call ends: it waits for that
+	}
+	if cerr != nil && !errors.Is(cerr, context.Canceled) {
 		return cerr // a bad release, which cancelled the steps
 	}
 	if err == nil {
@@ -213,11 +217,27 @@ func (x *exchange) dring(index int) *gpu.DeviceRing {
 // holds. A message without app_metadata (pyarrow's writer.begin sends a
 // schema) is ignored. It leaves the ring to the handler, which closes it;
 // a release after that is refused by the ring and ends nothing.
+//
+// A client that ends its side before the end message, on an exchange
+// with slots (it stops early: it will release no more), stops the
+// exchange (errClientEnded): no more steps, the rings are freed, and the
+// call ends with OK only then. The Python loader stopped early waits for
+// that end before it destroys its release events (flightd's decode may
+// wait on one until then; docs/gpu.md, "The end of an exchange"). A plain
+// exchange's client may end its side at once and still read every step.
 func (x *exchange) readReleases() {
 	defer close(x.done)
 	for {
 		fd, err := x.stream.Recv()
 		if err != nil {
+			if errors.Is(err, io.EOF) && !x.ending.Load() {
+				x.mu.Lock()
+				slotted := x.ring != nil || len(x.drings) > 0
+				x.mu.Unlock()
+				if slotted {
+					x.cancel(errClientEnded)
+				}
+			}
 			return // io.EOF: the client sends no more; else the call ended
 		}
 		if err := x.release(fd); err != nil {

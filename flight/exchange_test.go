@@ -378,6 +378,59 @@ func TestExchangeWaitsForRelease(t *testing.T) {
 	se.waitFreed(base)
 }
 
+// TestExchangeClientEndsEarly: a client that ends its side before the
+// end message (a loader stopped early, which holds every slot) stops the
+// exchange: the call ends with OK, and the ring is freed before its
+// status comes (the Python loader destroys its release events only then,
+// docs/gpu.md "The end of an exchange"). A plain exchange's client may
+// end its side at once and still reads every step.
+func TestExchangeClientEndsEarly(t *testing.T) {
+	se := newSlotEnv(t)
+	e := se.env
+	plan := smallRun(t, e, 1)
+	base := se.budget.Stats().Used
+	t.Run("host slots", func(t *testing.T) {
+		stream, h := rawExchange(ctxT(t), t, e, plan.Ranks[0].Ticket, client.DeliveryShm)
+		require.NotNil(t, h)
+		rings := se.ringList()
+		ring := rings[len(rings)-1]
+		for range h.Slots {
+			recvSlot(t, stream)
+		}
+		for ring.Waiting() != 1 { // every slot held: the server waits for a release
+			time.Sleep(time.Millisecond)
+		}
+		require.NoError(t, stream.CloseSend())
+		var err error
+		for err == nil {
+			_, err = stream.Recv()
+		}
+		require.ErrorIs(t, err, io.EOF, "the call ends with OK")
+		_, serr := os.Stat(ring.Path())
+		require.ErrorIs(t, serr, os.ErrNotExist, "the ring is freed before the call's status")
+		require.Equal(t, base, se.budget.Stats().Used)
+	})
+	t.Run("plain", func(t *testing.T) {
+		flight.SetLocalPeer(e.svc, func(context.Context) bool { return false })
+		want := len(readAll(t, e.c.ReadRank(ctxT(t), plan.Ranks[0])))
+		stream, h := rawExchange(ctxT(t), t, e, plan.Ranks[0].Ticket, client.DeliveryShm)
+		require.Nil(t, h)
+		require.NoError(t, stream.CloseSend())
+		steps := 0 // record batches after the schema (rawExchange read it)
+		for {
+			fd, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			if len(fd.DataHeader) > 0 {
+				steps++
+			}
+		}
+		require.Equal(t, want, steps)
+	})
+}
+
 // TestExchangeBadRelease: releases the ring refuses end the exchange with
 // their code, and free the ring.
 func TestExchangeBadRelease(t *testing.T) {

@@ -117,3 +117,64 @@ def test_cuda_rt_release_events(fake_lib, driver):
     assert lib.fake_last_record_event() == ev and lib.fake_last_record_stream() == 0xBEE0
     rt.record(ev, 0)
     assert lib.fake_last_record_stream() == 0
+
+
+def test_driver_api_calls_make_the_loaders_context_current(fake_lib):
+    """The driver API acts on the calling thread's current context: the
+    loader's calls come from threads with none (the prefetch thread, a map
+    pool's release callbacks) or with another. Every call makes the
+    device's primary context current (retained once, at the first call)
+    and leaves the thread's own as it was; the stand-in refuses a driver
+    call without it (CUDA_ERROR_INVALID_CONTEXT), as libcuda does."""
+    import threading
+
+    lib = ctypes.CDLL(fake_lib)
+    lib.fake_current_context.restype = ctypes.c_uint64
+    rt = _CudaRT(runtimes=(), drivers=(fake_lib,), device=1)
+    held = lib.fake_retained()  # by the other tests' _CudaRTs (one library for the module)
+    before = (lib.fake_no_context(), lib.fake_wrong_context())
+    assert rt.driver and lib.fake_retained() == held  # nothing retained before a call
+    ev, h = rt.create_ipc_event()
+    assert lib.fake_retained() == held + 1
+    errors: list[BaseException] = []
+    others: list[int] = []
+
+    def calls(other: bool) -> None:
+        try:
+            if other:
+                assert lib.fake_push_other_context() == 0
+            mine = lib.fake_current_context()
+            rt.record(ev, 0xBEE0)  # a release callback's record
+            ptr = rt.open_mem(_handle(0x7100))  # a prefetch thread's first use of a slot
+            opened = rt.open_event(_handle(0, event=0x2345))
+            rt.wait(0xABC0, opened)
+            rt.destroy_event(opened)
+            rt.close_mem(ptr)
+            others.append(lib.fake_current_context() == mine)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=calls, args=(i % 2 == 1,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert others == [True] * 4, "a thread's own context was not current again after the calls"
+    assert (lib.fake_no_context(), lib.fake_wrong_context()) == before
+    assert lib.fake_retained() == held + 1  # once for every thread
+    rt.destroy_event(ev)
+    rt.close()
+    assert lib.fake_retained() == held
+    rt.close()  # idempotent
+    assert lib.fake_retained() == held
+
+
+def test_the_stand_in_refuses_a_driver_call_without_a_context(fake_lib):
+    """What the test above relies on: a bare driver call on a thread with
+    no current context fails as libcuda's does."""
+    lib = ctypes.CDLL(fake_lib)
+    lib.cuEventRecord.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    before = lib.fake_no_context()
+    assert lib.cuEventRecord(0x9010, None) == 201  # CUDA_ERROR_INVALID_CONTEXT
+    assert lib.fake_no_context() == before + 1

@@ -601,3 +601,61 @@ def test_cuda_ipc_release_waits_for_the_trainers_event(gpu_server, video_recipe,
         assert torch.equal(g["cam"], w["cam"]) and torch.equal(g["wrist"], w["wrist"]), f"step {i}"
     assert event_files and not any(os.path.exists(p) for p in event_files), "the loader's event files go at close"
     assert not _still_open(gpu_server)
+
+
+def _maps(pid: int) -> str:
+    with open(f"/proc/{pid}/maps") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("how", ["break", "close"])
+def test_cuda_ipc_stopped_early_destroys_its_events_after_the_call(gpu_server, video_recipe, monkeypatch, how):
+    """A loader stopped early (a break, close()) while flightd's decode waits on its release event
+    (held: a trainer's kernel still running) closes the slots' handles, ends its side and reads the
+    call to its end, and only then destroys the event: flightd stopped at the loader's end, freed
+    the ring and closed (unmapped) the events it opened before it ended the call. It destroyed the
+    event first and then cancelled the call before, while flightd still had it open and waited on
+    it (cuEventQuery of an event whose creator destroyed it: CUDA does not say what it reports)."""
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    from weft import _device
+
+    pid = gpu_server.proc.pid
+    destroyed: list[tuple[str, bool]] = []  # (event file, flightd mapped it then)
+    unlink = os.unlink
+
+    def spy(path, *a, **kw):
+        if str(path).startswith(_device.FAKE_EVENT_PREFIX):
+            destroyed.append((str(path), str(path) in _maps(pid)))
+        return unlink(path, *a, **kw)
+
+    monkeypatch.setattr(_device.os, "unlink", spy)
+    recipe = dataclasses.replace(video_recipe, steps=24)  # flightd comes back to step 0's slot
+    loader = weft.TrainLoader(recipe, delivery="cuda-ipc", prefetch=2, decode_threads=1)
+    try:
+        it = iter(loader)
+        next(it)
+        assert loader.delivery == "cuda-ipc", loader.delivery_fallback
+        dev = loader._device_slots
+        paths = dev.paths
+        dev.hold_events = True  # step 0's release event stays incomplete
+        next(it)
+        [slot0] = list(dev._fake_events)
+        event_file = dev._fake_events[slot0][0]
+        deadline = time.monotonic() + 60
+        while dev.event_state(slot0)["blocked"] < 1:  # flightd waits on it before it rewrites step 0's slot
+            assert time.monotonic() < deadline, f"flightd never waited on the held event: {dev.event_state(slot0)}"
+            time.sleep(0.005)
+        assert event_file in _maps(pid), "flightd has the loader's event open while it waits on it"
+        if how == "break":
+            it.close()
+        else:
+            loader.close()
+        assert dev.closed and not dev.opened and not dev._fake_events
+    finally:
+        loader.close()
+    # step 0's event, and step 1's (released as the loop ends)
+    assert event_file in [p for p, _ in destroyed], destroyed
+    assert not [p for p, mapped in destroyed if mapped], "the loader destroyed a release event flightd still had open"
+    assert not os.path.exists(event_file)
+    assert _freed(paths), "the device ring is freed when the exchange ends"
+    assert not _still_open(gpu_server), "flightd freed a device slot whose handle the loader still had open"

@@ -369,6 +369,38 @@ def test_a_page_copied_while_the_next_slot_was_free(server, mode):
         ring.close()
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fault", ["short", "garbage"])
+def test_a_step_that_cannot_be_read_is_not_kept(server, mode, fault):
+    """A step whose bytes are not a record batch (a descriptor shorter than
+    its message, or a corrupt message) raises pyarrow's error and is not
+    left registered as the client's: a step next to it on the same page is
+    then dropped at its release as if the bad one had never come (it was
+    kept live forever before, and the shared page never dropped)."""
+    ring = ring_of(server, mode)
+    try:
+        a, b = numbers(20, 1), numbers(20, 2)
+        da = server.put(0, 0, a)
+        if fault == "short":
+            da = _slots.SlotDescriptor(da.ring, da.slot, da.generation, da.offset, 24)
+        else:
+            server.mm[8:da.length] = b"\xff" * (da.length - 8)  # the metadata and body overwritten
+        db = server.put(1, 1024, b)
+        assert da.offset // PAGE == db.offset // PAGE  # one page holds both
+        with pytest.raises((pa.ArrowException, OSError)):  # pyarrow: ArrowInvalid, or OSError for a bad flatbuffer
+            ring.read_batch(da, a.schema)
+        assert ring._live == {}, "a step that could not be read stays the client's"
+        tb = to_tensors(ring.read_batch(db, b.schema), views=True)
+        tb["id"][0] = -1  # a private copy of the shared page
+        before = ring.stats["dropped"]
+        ring.release(db)
+        assert ring.stats["dropped"] - before == 1, "the page the unread step shares was not dropped"
+        assert ring.message(db).to_pybytes() == server.file_bytes(db)
+        assert ring._live == {}
+    finally:
+        ring.close()
+
+
 def test_pagemap_is_used_here(server):
     """On Linux with a readable /proc the written pages are found (else the
     whole range is dropped at each release, which the tests above cover)."""
@@ -486,6 +518,64 @@ def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
             p.kill()
     assert p.returncode == 0, f"exit {p.returncode}: {err}"
     assert (first, second, out.strip()) == ("read-only", "8", "9"), err
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_release_does_not_hold_back_reads(server, mode):
+    """A release reads pagemap and drops pages outside the ring's lock: the
+    prefetcher reads the next step (in a slot of its own) while a release
+    is still dropping (it waited on the whole release before). A step read
+    then that shares the released range's last page waits for that drop,
+    so the trainer's write into it lasts."""
+    import ctypes
+    import threading
+
+    slot_bytes = 4 * PAGE + 64 * 3
+    ring = ring_of(server, mode)
+    rows = (slot_bytes - 400) // 24
+    releaser = threading.current_thread()
+    entered, go = threading.Event(), threading.Event()
+    drop = ring._drop
+
+    def held_drop(first, last):
+        if threading.current_thread() is releaser:
+            entered.set()
+            assert go.wait(20), "the read of another slot's step waited on this release"
+        return drop(first, last)
+
+    try:
+        a, b, c = numbers(rows, 1), numbers(rows, 2), numbers(rows, 3)
+        da = server.put(0, 0, a)
+        ta = to_tensors(ring.read_batch(da, a.schema), views=True)
+        scribble(ta)
+        ring._drop = held_drop
+        read: list = []
+
+        def prefetch():
+            assert entered.wait(60)
+            dc = server.put(2, 2 * slot_bytes, c)  # no page of slot 0's step
+            read.append(ring.read_batch(dc, c.schema))
+            go.set()
+            db = server.put(1, slot_bytes, b)  # its first page is a's last
+            read.append(db)
+            ring.read_batch(db, b.schema)
+            ctypes.memset(ring.address + db.offset + 8, 0x77, 1)  # the trainer writes into it
+
+
+        t = threading.Thread(target=prefetch, daemon=True)
+        t.start()
+        ring.release(da)  # returns once prefetch read its step: it did not wait on this release
+        t.join(60)
+        assert len(read) == 2 and read[0].equals(c)
+        db = read[1]
+        assert (da.offset + da.length - 1) // PAGE == db.offset // PAGE
+        assert ctypes.c_uint8.from_address(ring.address + db.offset + 8).value == 0x77, "a's release dropped b's write"
+        ring._drop = drop
+        a2 = numbers(rows, 5)
+        check_is(ring.read_batch(server.put(0, 0, a2), a2.schema), a2)
+    finally:
+        go.set()
+        ring.close()
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -204,6 +204,50 @@ def test_zero_copy_mode_and_release(small):
     assert set(glob.glob(RINGS)) - before == set()
 
 
+def test_a_corrupt_slot_ends_the_iteration_with_its_step(small, monkeypatch):
+    """A step whose slot does not hold a record batch (its bytes
+    overwritten in the ring file, after flightd wrote them and before the
+    loader reads them) ends the iteration with an error naming the step and
+    the slot, not a fallback to another delivery ("the ring cannot be
+    mapped", which OSError from pyarrow was taken for before) nor pyarrow's
+    bare message; the exchange ends and flightd frees the ring."""
+    from weft import _slots
+
+    read_batch = _slots.Ring.read_batch
+    corrupted: list = []
+
+    def corrupt_third(ring, desc, schema):
+        if len(corrupted) == 2:
+            fd = os.open(desc.ring, os.O_RDWR)
+            try:
+                os.pwrite(fd, b"\xff" * (desc.length - 8), desc.offset + 8)
+            finally:
+                os.close(fd)
+        corrupted.append(desc)
+        return read_batch(ring, desc, schema)
+
+    monkeypatch.setattr(_slots.Ring, "read_batch", corrupt_third)
+    before = set(glob.glob(RINGS))
+    loader = weft.TrainLoader(small, delivery="shm", prefetch=1)
+    got = 0
+    try:
+        with pytest.raises(weft.WeftError) as err:
+            for _ in loader:
+                got += 1
+    finally:
+        loader.close()
+    assert type(err.value) is weft.WeftError, err.value
+    step = corrupted[2]
+    assert f"step 2: the step in host slot {step.slot} (generation {step.generation}" in str(err.value)
+    assert "is not a record batch of the stream's schema" in str(err.value)
+    assert got == 2 and loader.delivery == "shm"
+    for _ in range(500):  # the call ended: flightd unlinks the ring
+        if not set(glob.glob(RINGS)) - before:
+            break
+        time.sleep(0.01)
+    assert set(glob.glob(RINGS)) - before == set()
+
+
 def test_another_user_cannot_open_the_ring(small):
     """The ring is the server's user's only: a process of another uid
     cannot open it (run as root here: the child drops to nobody; as

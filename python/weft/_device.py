@@ -53,24 +53,29 @@ ends (``close``).
 
 The order at the end of an exchange (docs/gpu.md, "The end of an
 exchange"): flightd frees a slot's memory only when the call ends, and
-the loader ends the call only after ``close``: every step handed on is
-released, the device is synchronised (no queued work still reads a slot),
-every IPC handle is closed (``cudaIpcCloseMemHandle``) and every opened
-event destroyed. With the fake, an open handle is a shared ``flock`` on
-the slot's file, held from its opening to ``close``: flightd's fake
-(``gpu.ShmMemory.Free``) fails loudly when it frees a slot that a client
-still holds so.
+the loader ends the call only after ``close_handles``: every step handed
+on is released, the device is synchronised (no queued work still reads a
+slot), every IPC handle is closed (``cudaIpcCloseMemHandle``) and every
+opened event destroyed. The loader's own release events go
+(``destroy_events``) only once flightd's side is done with them: at its
+end message, or, for a loader stopped early, once the call has ended
+(the loader ends its side and reads the call to its status; flightd frees
+the slots and closes the events it opened before that status). With the
+fake, an open handle is a shared ``flock`` on the slot's file, held from
+its opening to ``close_handles``: flightd's fake (``gpu.ShmMemory.Free``)
+fails loudly when it frees a slot that a client still holds so.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import fcntl
 import mmap
 import threading
 import os
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import torch
@@ -118,17 +123,33 @@ def _handle(b: bytes) -> _IpcHandle:
 class _CudaRT:
     """The few CUDA calls device slots need, through ctypes: the runtime
     (``libcudart``, the copy torch already loaded when there is one) or,
-    without it, the driver API (``libcuda.so.1``) on the current context.
+    without it, the driver API (``libcuda.so.1``).
+
+    The driver API acts on the calling thread's current context, and the
+    threads that call it (the prefetch thread, a map pool's callbacks, the
+    trainer's) may have none, or another: at its first call it retains the
+    primary context of device ``device`` (``cuDevicePrimaryCtxRetain``: the
+    context torch's runtime uses) and every call pushes it current
+    (``cuCtxPushCurrent``) and pops it after, so the thread's own context
+    is left as it was; :meth:`close` releases it. (The runtime makes the
+    current device's primary context current by itself; the caller sets
+    the device: ``torch.cuda.device``.)
+
     The argument passing is tested against a compiled stand-in of both
-    libraries (tests/test_device_ctypes.py); the real libraries only run
-    on a GPU (``make gpu-check``)."""
+    libraries (tests/test_device_ctypes.py, which also refuses a driver
+    call on a thread without the context); the real libraries only run on
+    a GPU (``make gpu-check``)."""
 
     RUNTIMES = ("libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0")
     DRIVERS = ("libcuda.so.1",)
 
-    def __init__(self, runtimes: tuple[str, ...] = RUNTIMES, drivers: tuple[str, ...] = DRIVERS) -> None:
+    def __init__(self, runtimes: tuple[str, ...] = RUNTIMES, drivers: tuple[str, ...] = DRIVERS, device: int = 0) -> None:
         errs: list[str] = []
         self.driver = False
+        self.device = device
+        self._ctx: Optional[int] = None  # driver API: the device's primary context, retained at the first call
+        self._dev = 0  # its CUdevice
+        self._ctx_lock = threading.Lock()
         for name in runtimes:
             try:
                 self.lib = ctypes.CDLL(name)
@@ -158,6 +179,19 @@ class _CudaRT:
             self._wait = L.cuStreamWaitEvent
             # CUDA >= 11 exports cuEventDestroy as cuEventDestroy_v2 (cuda.h's #define).
             self._destroy_event = getattr(L, "cuEventDestroy_v2", None) or L.cuEventDestroy
+            # cuda.h's #defines: cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuDevicePrimaryCtxRelease_v2 (CUDA >= 11)
+            self._push = getattr(L, "cuCtxPushCurrent_v2", None) or L.cuCtxPushCurrent
+            self._push.argtypes = [vp]
+            self._pop = getattr(L, "cuCtxPopCurrent_v2", None) or L.cuCtxPopCurrent
+            self._pop.argtypes = [ctypes.POINTER(vp)]
+            self._retain = L.cuDevicePrimaryCtxRetain
+            self._retain.argtypes = [ctypes.POINTER(vp), ctypes.c_int]
+            self._release_ctx = getattr(L, "cuDevicePrimaryCtxRelease_v2", None) or L.cuDevicePrimaryCtxRelease
+            self._release_ctx.argtypes = [ctypes.c_int]
+            L.cuInit.argtypes = [u]
+            L.cuDeviceGet.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+            for f in (self._push, self._pop, self._retain, self._release_ctx, L.cuInit, L.cuDeviceGet):
+                f.restype = ctypes.c_int
         else:
             self._open_mem = L.cudaIpcOpenMemHandle
             self._open_mem.argtypes = [ctypes.POINTER(vp), _IpcHandle, u]
@@ -197,31 +231,67 @@ class _CudaRT:
             msg = ctypes.c_char_p(self.lib.cudaGetErrorString(rc))
         raise WeftError(f"cuda-ipc: {what} failed: {(msg.value or b'?').decode()} ({rc})")
 
+    @contextlib.contextmanager
+    def _current(self) -> Iterator[None]:
+        """Driver API: the device's primary context is current on this
+        thread for the calls inside (pushed, then popped: the thread's own
+        context, if any, is current again after). Nothing for the runtime."""
+        if not self.driver:
+            yield
+            return
+        with self._ctx_lock:
+            if self._ctx is None:
+                self.check(self.lib.cuInit(0), "cuInit")
+                dev = ctypes.c_int()
+                self.check(self.lib.cuDeviceGet(ctypes.byref(dev), self.device), f"cuDeviceGet({self.device})")
+                ctx = ctypes.c_void_p()
+                self.check(self._retain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+                self._ctx, self._dev = int(ctx.value or 0), dev.value
+            ctx_now = self._ctx
+        self.check(self._push(ctx_now), "cuCtxPushCurrent")
+        try:
+            yield
+        finally:
+            self.check(self._pop(None), "cuCtxPopCurrent")
+
+    def close(self) -> None:
+        """Driver API: releases the primary context retained (after every
+        handle and event of it is closed). Idempotent."""
+        with self._ctx_lock:
+            if self._ctx is not None:
+                self._ctx = None
+                self._release_ctx(self._dev)
+
     def open_mem(self, handle: bytes) -> int:
         h = _handle(handle)
-        if self.driver:
-            p = ctypes.c_uint64()
-            # CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
-            self.check(self._open_mem(ctypes.byref(p), h, 1), "cuIpcOpenMemHandle")
-            return int(p.value)
-        ptr = ctypes.c_void_p()
-        # cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, cudaIpcMemLazyEnablePeerAccess)
-        self.check(self._open_mem(ctypes.byref(ptr), h, 1), "cudaIpcOpenMemHandle")
-        return int(ptr.value or 0)
+        with self._current():
+            if self.driver:
+                p = ctypes.c_uint64()
+                # CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
+                self.check(self._open_mem(ctypes.byref(p), h, 1), "cuIpcOpenMemHandle")
+                return int(p.value)
+            ptr = ctypes.c_void_p()
+            # cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, cudaIpcMemLazyEnablePeerAccess)
+            self.check(self._open_mem(ctypes.byref(ptr), h, 1), "cudaIpcOpenMemHandle")
+            return int(ptr.value or 0)
 
     def close_mem(self, ptr: int) -> None:
-        self._close_mem(ptr)
+        with self._current():
+            self._close_mem(ptr)
 
     def open_event(self, handle: bytes) -> int:
         ev = ctypes.c_void_p()
-        self.check(self._open_event(ctypes.byref(ev), _handle(handle)), "cudaIpcOpenEventHandle")
+        with self._current():
+            self.check(self._open_event(ctypes.byref(ev), _handle(handle)), "cudaIpcOpenEventHandle")
         return int(ev.value or 0)
 
     def destroy_event(self, event: int) -> None:
-        self._destroy_event(event)
+        with self._current():
+            self._destroy_event(event)
 
     def wait(self, stream: int, event: int) -> None:
-        self.check(self._wait(stream or None, event, 0), "cudaStreamWaitEvent")
+        with self._current():
+            self.check(self._wait(stream or None, event, 0), "cudaStreamWaitEvent")
 
     # cudaEventDisableTiming | cudaEventInterprocess (CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)
     INTERPROCESS_EVENT = 0x02 | 0x04
@@ -230,16 +300,18 @@ class _CudaRT:
         """A new interprocess event (timing disabled, as interprocess events
         must be) and its 64-byte handle."""
         ev = ctypes.c_void_p()
-        self.check(self._create_event(ctypes.byref(ev), self.INTERPROCESS_EVENT), "cudaEventCreateWithFlags")
         h = _IpcHandle()
-        rc = self._event_handle(ctypes.byref(h), ev)
-        if rc != 0:
-            self._destroy_event(ev)
-            self.check(rc, "cudaIpcGetEventHandle")
+        with self._current():
+            self.check(self._create_event(ctypes.byref(ev), self.INTERPROCESS_EVENT), "cudaEventCreateWithFlags")
+            rc = self._event_handle(ctypes.byref(h), ev)
+            if rc != 0:
+                self._destroy_event(ev)
+                self.check(rc, "cudaIpcGetEventHandle")
         return int(ev.value or 0), ctypes.string_at(ctypes.addressof(h), 64)  # (.reserved would stop at a NUL)
 
     def record(self, event: int, stream: int) -> None:
-        self.check(self._record(event, stream or None), "cudaEventRecord")
+        with self._current():
+            self.check(self._record(event, stream or None), "cudaEventRecord")
 
 
 def cuda_ipc_unavailable() -> Optional[str]:
@@ -361,7 +433,7 @@ class DeviceSlots:
         if self.device.type != "cuda":
             raise WeftError("cuda-ipc: a real device slot needs device='cuda'")
         if self._rt is None:
-            self._rt = _CudaRT()
+            self._rt = _CudaRT(device=self.device.index if self.device.index is not None else torch.cuda.current_device())
         with torch.cuda.device(self.device):
             if handle is not None:
                 old = self._ptrs.pop(slot, None)
@@ -436,12 +508,30 @@ class DeviceSlots:
             for _, mm in self._fake_events.values():
                 _set_word(mm, 2, _word(mm, 1))
 
+    @property
+    def has_events(self) -> bool:
+        """Whether the loader made release events of its own (whose handles
+        went to flightd) that are not destroyed yet."""
+        with self._lock:
+            return bool(self._own or self._fake_events)
+
     def close(self) -> None:
-        """Closes every handle opened (idempotent; later ``tensor`` calls
-        fail). Call it once no step's tensors are used any more: the loader
-        does, once every step it handed on is released, and only then ends
-        the exchange (flightd then frees the slots). On CUDA the device is
-        synchronised first, so that no work still queued reads a slot."""
+        """Closes every handle opened and destroys the loader's release
+        events (idempotent; later ``tensor`` calls fail): ``close_handles``
+        then ``destroy_events``. The loader calls it at the exchange's end
+        message (flightd's decodes are done: nothing of flightd's waits on
+        the events any more), once every step it handed on is released, and
+        only then ends the exchange (flightd then frees the slots)."""
+        self.close_handles()
+        self.destroy_events()
+
+    def close_handles(self) -> None:
+        """Closes every slot's handle and every event opened (flightd's),
+        not the loader's own release events (idempotent; later ``tensor``
+        and ``release_event`` calls fail or do nothing). Call it once no
+        step's tensors are used any more and before the call ends: flightd
+        frees the slots then. On CUDA the device is synchronised first, so
+        that no work still queued reads a slot."""
         with self._lock:
             if self.closed:
                 return
@@ -455,26 +545,48 @@ class DeviceSlots:
             for lock in self._locks.values():
                 os.close(lock)  # the fake's handle is closed: its flock goes
             self._locks.clear()
-            for path, mm in self._fake_events.values():
-                _set_word(mm, 2, _word(mm, 1))  # nothing of ours runs any more
-                mm.close()
-                try:
-                    os.unlink(path)  # flightd's mapping of it stays valid
-                except FileNotFoundError:
-                    pass
-            self._fake_events.clear()
+            for _, mm in self._fake_events.values():
+                _set_word(mm, 2, _word(mm, 1))  # nothing of ours runs any more (the device is "synchronised")
             if self._rt is not None:  # pragma: no cover - needs a GPU
-                if self.device.type == "cuda":  # (a CPU device only in the ctypes tests)
-                    torch.cuda.synchronize(self.device)  # no queued work reads a slot once its handle is closed
-                for ptr in self._ptrs.values():
-                    self._rt.close_mem(ptr)
-                for ev in self._events.values():  # an opened IPC event is the opener's to destroy
-                    self._rt.destroy_event(ev)
-                for ev in self._own.values():  # the loader's own release events (the device is synchronised)
-                    self._rt.destroy_event(ev)
+                # (a CPU device only in the ctypes tests)
+                with torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext():
+                    if self.device.type == "cuda":
+                        torch.cuda.synchronize(self.device)  # no queued work reads a slot once its handle is closed
+                    for ptr in self._ptrs.values():
+                        self._rt.close_mem(ptr)
+                    for ev in self._events.values():  # an opened IPC event is the opener's to destroy
+                        self._rt.destroy_event(ev)
             self._ptrs.clear()
             self._events.clear()
+
+    def destroy_events(self) -> None:
+        """Destroys the loader's own release events (idempotent), after
+        ``close_handles``. flightd opened them and its decode may wait on
+        one (``cuEventQuery``) until its side of the exchange is done: at
+        its end message, or, for a loader stopped early, once the call has
+        ended with flightd's status (docs/gpu.md, "The end of an
+        exchange"). With the fake, the event file is unlinked (the test
+        checks that flightd no longer maps it then)."""
+        with self._lock:
+            if not self.closed:
+                raise WeftError("cuda-ipc: the release events are destroyed after the handles are closed")
+            for path, mm in self._fake_events.values():
+                self._destroy_fake_event(path, mm)
+            self._fake_events.clear()
+            if self._rt is not None:  # pragma: no cover - needs a GPU
+                with torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext():
+                    for ev in self._own.values():  # the device was synchronised (close_handles)
+                        self._rt.destroy_event(ev)
+                self._rt.close()  # the driver API's primary context, retained at the first call
             self._own.clear()
+
+    @staticmethod
+    def _destroy_fake_event(path: str, mm: mmap.mmap) -> None:
+        mm.close()
+        try:
+            os.unlink(path)  # flightd's mapping of it stays valid
+        except FileNotFoundError:
+            pass
 
 
 def _word(mm: mmap.mmap, i: int) -> int:

@@ -176,6 +176,15 @@ class Ring:
         self._base = self._buf.address
         self._lock = threading.Lock()
         self._live: dict[tuple[int, int], tuple[int, int]] = {}  # (slot, generation) → (offset, end) of steps read, not released
+        # A release reads pagemap and drops pages outside self._lock (the
+        # prefetcher's reads go on meanwhile): the first and last page of
+        # its range, which a step read meanwhile may share, are in
+        # _dropping until the drop is done (a read of a step on one waits),
+        # and close waits for _dropping_now to be 0.
+        self._dropped_cv = threading.Condition(self._lock)
+        self._dropping: dict[int, int] = {}  # page → releases dropping it now
+        self._dropping_now = 0
+        self._pagemap_lock = threading.Lock()  # its (re)opening
         self._pagemap: Optional[int] = None
         self._pagemap_pid = 0
         self.stats = {"releases": 0, "dropped": 0, "copied": 0}
@@ -197,15 +206,17 @@ class Ring:
 
     def _entries(self, first: int, n: int) -> np.ndarray:
         """pagemap entries of the mapping's pages [first, first+n)."""
-        if self._pagemap is None or self._pagemap_pid != os.getpid():
-            # /proc/self is resolved at open: a forked child opens its own.
-            if self._pagemap is not None:
-                os.close(self._pagemap)
-                self._pagemap = None
-            self._pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
-            self._pagemap_pid = os.getpid()
+        with self._pagemap_lock:
+            if self._pagemap is None or self._pagemap_pid != os.getpid():
+                # /proc/self is resolved at open: a forked child opens its own.
+                if self._pagemap is not None:
+                    os.close(self._pagemap)
+                    self._pagemap = None
+                self._pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
+                self._pagemap_pid = os.getpid()
+            fd = self._pagemap
         want = n * 8
-        raw = os.pread(self._pagemap, want, (self._base // PAGE + first) * 8)
+        raw = os.pread(fd, want, (self._base // PAGE + first) * 8)
         if len(raw) != want:
             raise OSError(f"/proc/self/pagemap: read {len(raw)} of {want} bytes")
         return np.frombuffer(raw, dtype=np.uint64)
@@ -244,7 +255,9 @@ class Ring:
         return any(off < hi and lo < end for off, end in self._live.values())
 
     def _drop(self, first: int, last: int) -> int:
-        """Drop the written pages of [first, last]; returns how many."""
+        """Drop the written pages of [first, last]; returns how many. Under
+        self._lock (a read's first or last page), or outside it for pages
+        no other thread touches meanwhile (a release's: see release)."""
         n = last - first + 1
         if n <= 0:
             return 0
@@ -297,24 +310,46 @@ class Ring:
 
     def read_batch(self, desc: SlotDescriptor, schema: pa.Schema) -> pa.RecordBatch:
         """The record batch the descriptor names, built on the mapping. The
-        step is the client's until :meth:`release`."""
+        step is the client's until :meth:`release`. When its bytes are not
+        a record batch of schema (a corrupt or short slot), pyarrow's error
+        is raised and the step is not the client's: nothing of it stays
+        registered (no :meth:`release` is due)."""
         if desc.ring != self.path and os.path.realpath(desc.ring) != os.path.realpath(self.path):
             raise ValueError(f"slot descriptor names ring {desc.ring}, this is {self.path}")
         msg = self.message(desc)
         if self.tracking == "read-only":
             return ipc.read_record_batch(msg, schema)
         off, end = desc.offset, desc.offset + desc.length
+        key = (desc.slot, desc.generation)
         with self._lock:
+            pages = dict.fromkeys((off // PAGE, (end - 1) // PAGE))
+            # A release still dropping one of them (outside the lock): its
+            # drop must not come after this step's bytes are handed out
+            # (it would drop the trainer's writes into them).
+            self._dropped_cv.wait_for(lambda: not any(p in self._dropping for p in pages))
             # Only the first and last page can hold a copy written before:
             # the other pages of the step lie in its slot alone, and its
             # last release dropped the ones written.
-            for page in dict.fromkeys((off // PAGE, (end - 1) // PAGE)):
+            for page in pages:
                 if self._shared_with_live(page):
                     self._refresh(page, off, end)
                 else:
                     self.stats["dropped"] += self._drop(page, page)
-            self._live[(desc.slot, desc.generation)] = (off, end)
-        return ipc.read_record_batch(msg, schema)
+            before = self._live.get(key)
+            self._live[key] = (off, end)
+        try:
+            return ipc.read_record_batch(msg, schema)
+        except BaseException:
+            # Unread, so unwritten: nothing to drop; the step is forgotten
+            # (a live step that is never released would keep its first and
+            # last page from being dropped at its neighbours' releases).
+            with self._lock:
+                if self._live.get(key) == (off, end):
+                    if before is None:
+                        del self._live[key]
+                    else:
+                        self._live[key] = before
+            raise
 
     def release(self, desc: SlotDescriptor) -> None:
         """desc's step is done: the pages of its message this process wrote
@@ -322,26 +357,47 @@ class Ring:
         client still has shares), so they show the file again. Call it
         before sending the release (:func:`release_message`). Tensors of
         the step still alive show the file from now on, which the server
-        may rewrite."""
+        may rewrite.
+
+        The pagemap read and the drop run outside the ring's lock, so that
+        reads of other steps go on meanwhile. The pages between the first
+        and the last lie in desc's slot alone, which nothing else reads or
+        writes until the release is sent (after this returns); the first
+        and the last, which a step read meanwhile may share, are marked
+        being dropped, and such a read waits for the drop."""
         with self._lock:
             if self._live.pop((desc.slot, desc.generation), None) is None or self._buf is None:
                 return
             self.stats["releases"] += 1
             off, end = desc.offset, desc.offset + desc.length
             first, last = off // PAGE, (end - 1) // PAGE
-            if first == last:
-                if not self._shared_with_live(first):
-                    self.stats["dropped"] += self._drop(first, first)
-                return
             if self._shared_with_live(first):
                 first += 1
-            if self._shared_with_live(last):
+            if last >= first and self._shared_with_live(last):
                 last -= 1
-            self.stats["dropped"] += self._drop(first, last)
+            if last < first:
+                return
+            edges = tuple(dict.fromkeys((first, last)))
+            for p in edges:
+                self._dropping[p] = self._dropping.get(p, 0) + 1
+            self._dropping_now += 1
+        dropped = 0
+        try:
+            dropped = self._drop(first, last)
+        finally:
+            with self._lock:
+                self.stats["dropped"] += dropped
+                for p in edges:
+                    self._dropping[p] -= 1
+                    if not self._dropping[p]:
+                        del self._dropping[p]
+                self._dropping_now -= 1
+                self._dropped_cv.notify_all()
 
     def close(self) -> None:
         """Drop the mapping; it is unmapped once no batch built on it lives."""
         with self._lock:
+            self._dropped_cv.wait_for(lambda: not self._dropping_now)  # releases dropping pages outside the lock
             self._buf = None
             self._live.clear()
             for fd in (self._fd, self._pagemap):
@@ -368,13 +424,18 @@ class Rings:
         self._rings: dict[str, Ring] = {}
         self._use_pagemap = use_pagemap
 
-    def read_batch(self, desc: SlotDescriptor | Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:
-        if not isinstance(desc, SlotDescriptor):
-            desc = SlotDescriptor.from_json(desc)
+    def ring(self, desc: SlotDescriptor) -> Ring:
+        """desc's ring, mapped at its first descriptor (OSError, ValueError:
+        it cannot be)."""
         ring = self._rings.get(desc.ring)
         if ring is None:
             ring = self._rings[desc.ring] = Ring(desc.ring, self._use_pagemap)
-        return ring.read_batch(desc, schema)
+        return ring
+
+    def read_batch(self, desc: SlotDescriptor | Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:
+        if not isinstance(desc, SlotDescriptor):
+            desc = SlotDescriptor.from_json(desc)
+        return self.ring(desc).read_batch(desc, schema)
 
     def release(self, desc: SlotDescriptor) -> None:
         """Ring.release on desc's ring (nothing once the rings are closed)."""

@@ -645,7 +645,11 @@ class _Exchange:
     IPC handles are closed and their events destroyed (``dev.close()``).
     An exchange without device slots ends its side at the end message. A
     loader that stops early closes the handles first (``abort``), then
-    cancels the call."""
+    cancels the call; but when it made release events (their handles went
+    to flightd, whose decode may be waiting on one), it ends its side
+    instead and reads the call to its status (flightd stops, frees the
+    slots and closes what it opened, then ends the call), and destroys the
+    events only then (``close``)."""
 
     def __init__(self, writer: Any, dev: DeviceSlots, rings: Optional[Rings] = None):
         self.writer, self.dev = writer, dev
@@ -655,6 +659,7 @@ class _Exchange:
         self.server_done = False  # the end message came (or the call is over)
         self.holding = 0  # steps handed on with device slots, not released yet
         self.ended = False  # dev closed and our side ended
+        self.draining = False  # stopped early: our side ended, the call is read to its status (abort)
 
     def track(self, slot: "_Slot") -> None:
         """slot is handed on: its device slots count until its release."""
@@ -711,20 +716,38 @@ class _Exchange:
         except FLIGHT_ERRORS:
             pass
 
-    def abort(self) -> None:
+    def abort(self) -> bool:
         """The loader stops before the exchange's end: the device slots'
-        handles are closed now, before the caller cancels the call (which
-        frees them); steps still held are dropped with the loader."""
+        handles are closed now, before the call ends (flightd frees the
+        slots then); steps still held are dropped with the loader. Returns
+        whether the call is to be read to its status rather than cancelled:
+        when the loader made release events (flightd may be waiting on one,
+        so they are destroyed only once flightd's side is done), our side
+        is ended here (flightd then stops, frees the slots and ends the
+        call: the reader sees the call's end); else the caller cancels it."""
         with self.lock:
-            self.ended = self.closed = True
-            self.dev.close()
+            self.ended = True
+            self.dev.close_handles()
+            if self.draining:
+                return True
+            if self.closed or not self.dev.has_events:
+                self.closed = True
+                return False
+            self.closed = True
+            try:
+                self.writer.done_writing()
+            except FLIGHT_ERRORS:
+                return False  # the stream is gone: the call is over, or cancelling it is all there is
+            self.draining = True
+            return True
 
     def close(self, call_over: bool) -> None:
         """The reading of the exchange is over: ``call_over`` when the
-        call's status was read (its end, or its error: flightd frees the
-        slots then, and the handles close at the last release), else (the
-        reader gave up while the call may live on, and the caller cancels
-        it next) as ``abort``."""
+        call's status was read (its end, or its error: flightd freed the
+        slots then and is done with the loader's events; the handles close
+        at the last release), else as ``abort`` (the call was cancelled, or
+        is about to be). The loader's release events are destroyed here
+        once the handles are closed."""
         if call_over:
             self.end()
         else:
@@ -735,6 +758,8 @@ class _Exchange:
                 self.writer.close()
             except FLIGHT_ERRORS:
                 pass
+            if self.dev.closed:
+                self.dev.destroy_events()
 
 
 class _Slot:
@@ -752,6 +777,45 @@ class _Slot:
 
     def release(self) -> None:
         self.exchange.release(self)
+
+
+# How long a loader stopped early waits for flightd to end the exchange
+# once it ended its side (_drain); flightd ends it at once (an older one
+# serves on until the client's slots are all held).
+DRAIN_WAIT = 30.0
+
+
+def _drain(reader: fl.FlightStreamReader, wait: float = DRAIN_WAIT) -> bool:
+    """Reads an exchange whose client side ended to the call's status,
+    dropping what still comes (flightd stops at the client's end and ends
+    the call once it freed the slots). False when it did not end within
+    ``wait`` seconds (the call is cancelled then)."""
+    fired = threading.Event()
+
+    def give_up() -> None:
+        fired.set()
+        reader.cancel()
+
+    timer = threading.Timer(wait, give_up)
+    timer.daemon = True
+    timer.start()
+    try:
+        while True:
+            try:
+                reader.read_chunk()
+            except StopIteration:
+                if not fired.is_set():
+                    return True
+                break
+            except FLIGHT_ERRORS:
+                if fired.is_set():
+                    break
+                return True  # the call's error status: its end all the same
+    finally:
+        timer.cancel()
+    log.warning("weft: the exchange did not end within %.0fs of the loader's end (an older flightd?); its call is "
+                "cancelled and the loader's release events destroyed, though flightd may still wait on one", wait)
+    return False
 
 
 def exchange_command(ticket: bytes, delivery: str = "shm") -> bytes:
@@ -786,12 +850,13 @@ class _Prefetcher:
     def stop(self) -> None:
         """Stops the reading. An exchange's device slots are closed first
         (their IPC handles), then its call is cancelled (which frees them
-        on the server); the steps still queued are dropped."""
+        on the server), or, when the loader made release events, ended
+        and read to its status by the reading thread (``_Exchange.abort``);
+        the steps still queued are dropped."""
         self.stopping.set()
         with self.lock:
-            if self.up is not None:
-                self.up.abort()
-            if self.reader is not None:
+            draining = self.up is not None and self.up.abort()
+            if self.reader is not None and not draining:
                 try:
                     self.reader.cancel()
                 except Exception:  # noqa: BLE001 - cancelling a finished stream
@@ -970,9 +1035,19 @@ class _Prefetcher:
                     continue  # a message with nothing to read
                 desc = SlotDescriptor.from_json(slot)
                 try:
-                    batch = rings.read_batch(desc, reader.schema)
+                    ring = rings.ring(desc)
                 except OSError as e:
                     raise _NoShm(f"the ring {desc.ring} cannot be mapped ({e})") from None
+                try:
+                    batch = ring.read_batch(desc, reader.schema)
+                except (pa.ArrowException, OSError, ValueError) as e:
+                    # Not the client's (nothing to release): the exchange
+                    # ends with this error (its call is cancelled below, and
+                    # flightd frees the ring).
+                    raise WeftError(f"run {loader._run} step {meta['step']}: the step in host slot {desc.slot} "
+                                    f"(generation {desc.generation}, bytes {desc.offset}..{desc.offset + desc.length} "
+                                    f"of {desc.ring}) is not a record batch of the stream's schema: "
+                                    f"{type(e).__name__}: {e}") from e
                 seen["shm"] = True
                 loader._delivery = mode["slots"]
                 slots[meta["step"]] = desc
@@ -989,12 +1064,15 @@ class _Prefetcher:
                     yield step, batch, (_Slot(up, desc) if desc is not None else None)
         finally:
             if not over["call"]:
-                up.abort()  # the device slots' handles are closed before the call ends
-                try:
-                    reader.cancel()
-                except Exception:  # noqa: BLE001 - cancelling a finished stream
-                    pass
-            up.close(over["call"])
+                # the device slots' handles are closed before the call ends
+                if up.abort():  # our side ended: flightd stops; its status says its side is done
+                    over["call"] = _drain(reader)
+                if not over["call"]:
+                    try:
+                        reader.cancel()
+                    except Exception:  # noqa: BLE001 - cancelling a finished stream
+                        pass
+            up.close(over["call"])  # the loader's release events are destroyed (after the call's end)
             rings.close()
             with self.lock:
                 if self.up is up:

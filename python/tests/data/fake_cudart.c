@@ -4,11 +4,83 @@
  * back through out-parameters), which otherwise only a GPU would exercise.
  * A memory handle's first 8 bytes are the pointer it opens to; its last byte
  * must be 0x5a (a caller that passed a pointer to the handle instead of the
- * handle fails that check). */
+ * handle fails that check).
+ *
+ * The driver API's entry points (cu*) need a current context on the calling
+ * thread, as libcuda's do: each thread has its own stack of contexts
+ * (cuCtxPushCurrent_v2 / cuCtxPopCurrent_v2); a cu* call with none fails
+ * with CUDA_ERROR_INVALID_CONTEXT (201) and is counted (fake_no_context),
+ * and one whose current context is not the device's primary context
+ * (cuDevicePrimaryCtxRetain's) fails so too (fake_wrong_context). The
+ * runtime's (cuda*) entry points make their device's context current
+ * themselves and need none. */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 typedef struct { char reserved[64]; } handle64;
+
+#define INVALID_CONTEXT 201
+#define PRIMARY 0xC7C70000u /* the primary context of device d is PRIMARY + d */
+static __thread uint64_t ctx_stack[16];
+static __thread int ctx_depth;
+static int initialised, retained, n_no_context, n_wrong_context;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int need_ctx(void)
+{
+    int rc = 0;
+    pthread_mutex_lock(&mu);
+    if (!ctx_depth) {
+        n_no_context++;
+        rc = INVALID_CONTEXT;
+    } else if (ctx_stack[ctx_depth - 1] < PRIMARY || ctx_stack[ctx_depth - 1] >= PRIMARY + 16 || !retained) {
+        n_wrong_context++;
+        rc = INVALID_CONTEXT;
+    }
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
+#define NEED_CTX() do { int rc_ = need_ctx(); if (rc_) return rc_; } while (0)
+
+int cuInit(unsigned flags) { if (flags) return 1; initialised = 1; return 0; }
+int cuDeviceGet(int *dev, int ordinal) { if (!initialised) return 3; if (ordinal < 0 || ordinal > 7) return 101; *dev = ordinal; return 0; }
+int cuDevicePrimaryCtxRetain(uint64_t *ctx, int dev)
+{
+    if (!initialised) return 3; /* CUDA_ERROR_NOT_INITIALIZED */
+    pthread_mutex_lock(&mu);
+    retained++;
+    pthread_mutex_unlock(&mu);
+    *ctx = PRIMARY + (uint64_t)dev;
+    return 0;
+}
+int cuDevicePrimaryCtxRelease_v2(int dev)
+{
+    (void)dev;
+    pthread_mutex_lock(&mu);
+    int rc = retained ? (retained--, 0) : 1;
+    pthread_mutex_unlock(&mu);
+    return rc;
+}
+int cuCtxPushCurrent_v2(uint64_t ctx)
+{
+    if (!ctx || ctx_depth == 16) return 1;
+    ctx_stack[ctx_depth++] = ctx;
+    return 0;
+}
+int cuCtxPopCurrent_v2(uint64_t *ctx)
+{
+    if (!ctx_depth) return INVALID_CONTEXT;
+    uint64_t c = ctx_stack[--ctx_depth];
+    if (ctx) *ctx = c;
+    return 0;
+}
+/* a context of the test's own on this thread (not the primary one): the driver calls must push theirs over it */
+int fake_push_other_context(void) { return cuCtxPushCurrent_v2(0xAAAA0000u); }
+uint64_t fake_current_context(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : 0; }
+int fake_no_context(void) { return n_no_context; }
+int fake_wrong_context(void) { return n_wrong_context; }
+int fake_retained(void) { return retained; }
 
 static uint64_t last_stream, last_event, last_closed;
 static unsigned last_flags;
@@ -22,9 +94,9 @@ static int open_mem(uint64_t *out, handle64 h, unsigned flags)
 }
 
 int cudaIpcOpenMemHandle(void **p, handle64 h, unsigned flags) { return open_mem((uint64_t *)p, h, flags); }
-int cuIpcOpenMemHandle_v2(uint64_t *p, handle64 h, unsigned flags) { return open_mem(p, h, flags); }
+int cuIpcOpenMemHandle_v2(uint64_t *p, handle64 h, unsigned flags) { NEED_CTX(); return open_mem(p, h, flags); }
 int cudaIpcCloseMemHandle(void *p) { last_closed = (uint64_t)(uintptr_t)p; return 0; }
-int cuIpcCloseMemHandle(uint64_t p) { last_closed = p; return 0; }
+int cuIpcCloseMemHandle(uint64_t p) { NEED_CTX(); last_closed = p; return 0; }
 
 static int open_event(void **ev, handle64 h)
 {
@@ -35,7 +107,7 @@ static int open_event(void **ev, handle64 h)
     return 0;
 }
 int cudaIpcOpenEventHandle(void **ev, handle64 h) { return open_event(ev, h); }
-int cuIpcOpenEventHandle(void **ev, handle64 h) { return open_event(ev, h); }
+int cuIpcOpenEventHandle(void **ev, handle64 h) { NEED_CTX(); return open_event(ev, h); }
 
 static int wait(void *stream, void *event, unsigned flags)
 {
@@ -45,12 +117,12 @@ static int wait(void *stream, void *event, unsigned flags)
     return 0;
 }
 int cudaStreamWaitEvent(void *s, void *e, unsigned f) { return wait(s, e, f); }
-int cuStreamWaitEvent(void *s, void *e, unsigned f) { return wait(s, e, f); }
+int cuStreamWaitEvent(void *s, void *e, unsigned f) { NEED_CTX(); return wait(s, e, f); }
 
 static uint64_t last_destroyed;
 static int n_destroyed;
 int cudaEventDestroy(void *e) { last_destroyed = (uint64_t)(uintptr_t)e; n_destroyed++; return 0; }
-int cuEventDestroy_v2(void *e) { last_destroyed = (uint64_t)(uintptr_t)e; n_destroyed++; return 0; }
+int cuEventDestroy_v2(void *e) { NEED_CTX(); last_destroyed = (uint64_t)(uintptr_t)e; n_destroyed++; return 0; }
 
 /* the loader's own release events: created interprocess, exported, recorded on a stream */
 static unsigned last_create_flags;
@@ -62,7 +134,7 @@ static int create_event(void **ev, unsigned flags)
     return 0;
 }
 int cudaEventCreateWithFlags(void **ev, unsigned flags) { return create_event(ev, flags); }
-int cuEventCreate(void **ev, unsigned flags) { return create_event(ev, flags); }
+int cuEventCreate(void **ev, unsigned flags) { NEED_CTX(); return create_event(ev, flags); }
 static int event_handle(handle64 *h, void *ev)
 {
     uint64_t v = (uint64_t)(uintptr_t)ev;
@@ -72,7 +144,7 @@ static int event_handle(handle64 *h, void *ev)
     return 0;
 }
 int cudaIpcGetEventHandle(handle64 *h, void *ev) { return event_handle(h, ev); }
-int cuIpcGetEventHandle(handle64 *h, void *ev) { return event_handle(h, ev); }
+int cuIpcGetEventHandle(handle64 *h, void *ev) { NEED_CTX(); return event_handle(h, ev); }
 static int record(void *ev, void *stream)
 {
     last_record_event = (uint64_t)(uintptr_t)ev;
@@ -80,10 +152,14 @@ static int record(void *ev, void *stream)
     return 0;
 }
 int cudaEventRecord(void *ev, void *s) { return record(ev, s); }
-int cuEventRecord(void *ev, void *s) { return record(ev, s); }
+int cuEventRecord(void *ev, void *s) { NEED_CTX(); return record(ev, s); }
 
 const char *cudaGetErrorString(int rc) { return rc == 400 ? "invalid resource handle" : "unknown error"; }
-int cuGetErrorString(int rc, const char **s) { *s = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "CUDA_ERROR_UNKNOWN"; return 0; }
+int cuGetErrorString(int rc, const char **s)
+{
+    *s = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : rc == INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}
 
 /* for the test to read back what the calls received */
 uint64_t fake_last_stream(void) { return last_stream; }
