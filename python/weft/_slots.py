@@ -40,8 +40,11 @@ process). So is it in a process that locks its memory
 writable mapping at once (a snapshot of the ring, not the server's later
 steps), and ``madvise(MADV_DONTNEED)`` refuses locked pages.
 
-Slots are 64-byte aligned, not page aligned, so the first and last page of
-a step's message may hold the end or start of a neighbouring slot's step.
+flightd makes every slot whole pages (slot_bytes a multiple of the page
+size, docs/flight.md "Host slots"), so no page holds bytes of two steps.
+Older servers made slots 64-byte aligned only: there the first and last
+page of a step's message may hold the end or start of a neighbouring
+slot's step, and the handling below keeps that case correct.
 A written page that also holds a step the client still has is not dropped
 at release (that step's writes live on it); when a step is read, the first
 and last page of its message are made to show the file: dropped, or, when
