@@ -10,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
@@ -46,8 +47,16 @@ func (c *Client) ReadRankExchange(ctx context.Context, ep RankEndpoint, delivery
 
 // DeviceConsumer is what a consumer that opens the device slots' IPC
 // handles (cuIpcOpenMemHandle, once per slot, kept across steps) and
-// reads them with its own GPU work gives ReadRankDevice. Both functions
-// are optional.
+// reads them with its own GPU work gives ReadRankDevice. Every function is
+// optional.
+//
+// The end of an exchange comes in two calls, in this order (docs/gpu.md,
+// "The end of an exchange"): Close, for the slots' handles, before the
+// client ends its side of the call (flightd frees the slots only after
+// that), and Ended, for the consumer's release events, once flightd is
+// done with them: after the call's status was read. Each is called
+// exactly once when the loop runs, whatever ends it (even an exchange
+// that did not open: Close then has nothing to close).
 type DeviceConsumer struct {
 	// ReleaseEvent is called as the loop continues, once per device slot
 	// of the step just handed on, before the slot's release goes up. It
@@ -62,42 +71,61 @@ type DeviceConsumer struct {
 	// consumer queued on the step may still run when the loop goes on
 	// (docs/gpu.md, "Releases after the trainer's work"). Without it a
 	// consumer must finish its work on a step's slots before the loop
-	// continues. An error is yielded and ends the loop.
+	// continues. An error is yielded and ends the loop. The events are
+	// destroyed in Ended, never before.
 	ReleaseEvent func(slot int) (handle []byte, err error)
 	// Close, when not nil, is called once, before the client ends its
 	// side of the exchange, when every step it yielded is released: at
 	// the server's end message (after the run's last step, or before a
 	// step the server refuses, whose error comes after), at a break out
 	// of the loop, and at an error. It must close every handle opened
-	// (cuIpcCloseMemHandle) and destroy every event opened, after the
-	// work that reads the slots is done: flightd frees the slots' memory
-	// when the call ends, and freeing memory another process still has
-	// open is undefined behaviour on CUDA (docs/gpu.md, "The end of an
-	// exchange"). Its error is yielded (unless the loop was broken).
+	// (cuIpcCloseMemHandle), after the work that reads the slots is done:
+	// flightd frees the slots' memory when the call ends, and freeing
+	// memory another process still has open is undefined behaviour on
+	// CUDA. It must not destroy the release events (Ended does): flightd
+	// may still wait on one. Its error is yielded (unless the loop was
+	// broken).
 	Close func() error
+	// Ended, when not nil, is called once, after Close, when flightd is
+	// done with the consumer's release events: it destroys every event
+	// ReleaseEvent made (cuEventDestroy). That is after the call's status
+	// was read: its end after the end message, or its error. At a break
+	// or an error of the client's own, when a release carried an event
+	// (flightd may be decoding a step that waits on one), the client ends
+	// its side and reads the call to its status: flightd stops at that
+	// end, frees the slots and closes the events it opened, and only then
+	// ends the call; past ExchangeEndWait (an older flightd serves on) the
+	// call is cancelled, and Ended called all the same. Without events the
+	// call is cancelled at once, then Ended called. Its error is yielded
+	// (unless the loop was broken).
+	Ended func() error
 }
 
+// ExchangeEndWait bounds how long ReadRankDevice, at a break or an error
+// of its own, reads an exchange whose releases carried events to its end
+// once it ended its side (DeviceConsumer.Ended); then it cancels the call.
+const ExchangeEndWait = 30 * time.Second
+
 // ReadRankDevice is ReadRankExchange for a consumer that opens the device
-// slots' IPC handles and their events (dc).
+// slots' IPC handles and records release events for them (dc).
 func (c *Client) ReadRankDevice(ctx context.Context, ep RankEndpoint, delivery string, dc DeviceConsumer) iter.Seq2[*Step, error] {
 	return func(yield func(*Step, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		live := true // the loop goes on (a yield after a break would panic)
 		x, err := c.openExchange(ctx, ep.Ticket, delivery)
 		if err != nil {
-			yield(nil, err)
-			return
+			live = yield(nil, err)
+			x = &rankExchange{dev: dc} // no step, no event: Close and Ended all the same
+		} else {
+			x.dev = dc
+			defer x.close()
+			x.steps(func(st *Step, err error) bool {
+				live = live && yield(st, err)
+				return live
+			})
 		}
-		x.dev = dc
-		defer x.close()
-		live := true // the loop goes on (a yield after a break would panic)
-		x.steps(func(st *Step, err error) bool {
-			live = live && yield(st, err)
-			return live
-		})
-		// A break or an error: the handles close before the deferred
-		// cancel ends the call.
-		if err := x.endDevice(); err != nil && live {
+		if err := x.end(cancel, ExchangeEndWait); err != nil && live {
 			yield(nil, err)
 		}
 	}
@@ -112,8 +140,53 @@ type rankExchange struct {
 	header *SlotsHeader // nil: plain delivery
 	mapped []byte       // the ring, mapped read-only
 	// dev is the consumer of the device slots (ReadRankDevice); its Close
-	// is called once, by endDevice.
+	// and Ended are called once each, by end.
 	dev DeviceConsumer
+	// over: the call's status was read (Recv's io.EOF or error).
+	over bool
+	// events: a release carried one of the consumer's events (flightd may
+	// have opened it and wait on it).
+	events bool
+}
+
+// end ends the exchange from the client's side once the loop is over
+// (docs/gpu.md, "The end of an exchange"): the consumer's handles close
+// (dev.Close); a call not over yet whose releases carried events is ended
+// from our side and read to its status (drain: flightd stops, frees the
+// slots and closes the events it opened, then ends the call), bounded by
+// wait; the call is cancelled (a break or an error without events: at
+// once); then the consumer's events are destroyed (dev.Ended). It returns
+// dev.Close's and dev.Ended's errors.
+func (x *rankExchange) end(cancel context.CancelFunc, wait time.Duration) error {
+	err := x.endDevice()
+	if !x.over && x.events {
+		x.drain(cancel, wait)
+	}
+	cancel()
+	if f := x.dev.Ended; f != nil {
+		x.dev.Ended = nil
+		if eerr := f(); eerr != nil {
+			err = errors.Join(err, fmt.Errorf("end the device consumer (its release events): %w", eerr))
+		}
+	}
+	return err
+}
+
+// drain ends the client's side of the call and reads the call to its
+// status, dropping what still comes (the server's status is not an error
+// of the loop: the client stopped); past wait it cancels the call.
+func (x *rankExchange) drain(cancel context.CancelFunc, wait time.Duration) {
+	if err := x.stream.CloseSend(); err != nil {
+		return // the stream is gone: cancelling is all there is
+	}
+	t := time.AfterFunc(wait, cancel)
+	defer t.Stop()
+	for {
+		if _, err := x.stream.Recv(); err != nil {
+			x.over = true
+			return
+		}
+	}
 }
 
 // endDevice calls dev.Close once (nil after).
@@ -282,6 +355,7 @@ func (x *rankExchange) releaseDevice(dev []json.RawMessage) error {
 			}
 			if len(h) > 0 {
 				r.Event = base64.StdEncoding.EncodeToString(h)
+				x.events = true
 			}
 		}
 		meta, err := json.Marshal(r)
@@ -302,6 +376,9 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 	device := map[int64][]json.RawMessage{} // a step's device slots, until the step comes
 	for {
 		fd, err := x.stream.Recv()
+		if err != nil {
+			x.over = true // the call's status: its end, or its error
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -317,7 +394,8 @@ func (x *rankExchange) steps(yield func(*Step, error) bool) {
 				// The last message: every step yielded is released (each
 				// when the loop continued); the consumer's device handles
 				// close, then our side ends, so the server ends the call
-				// and frees the slots.
+				// and frees the slots. The consumer's events are destroyed
+				// after that end (io.EOF below; end).
 				if err := x.endDevice(); err != nil {
 					yield(nil, err)
 					return

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +34,8 @@ import (
 // slot): flightd, which has only that slot to decode step 2 into (a ring
 // of two, the other holding step 1), reaches its write and waits, the slot
 // keeps step 0's frames, and step 2 is written once the event completes.
-// Every step's frames are the CPU path's.
+// Every step's frames are the CPU path's. The consumer closes its handles
+// in DeviceConsumer.Close and destroys its events in Ended, after the call.
 func TestExchangeCudaIPCReleaseEvent(t *testing.T) {
 	clip := makeMP4(t, 42) // skips loudly without ffmpeg
 	d := fakeGPU(t)
@@ -84,8 +87,12 @@ func TestExchangeCudaIPCReleaseEvent(t *testing.T) {
 			for _, h := range handles {
 				err = errors.Join(err, h.Close())
 			}
+			return err
+		},
+		Ended: func() error { // the call is over: flightd is done with the events
+			var err error
 			for slot, ev := range events {
-				ev.Complete() // (a test that failed while holding one lets flightd go on)
+				ev.Complete() // (a test that failed while holding one lets nothing wait on it)
 				final[slot] = ev.State()
 				err = errors.Join(err, ev.Close())
 			}
@@ -209,6 +216,10 @@ func TestExchangeCudaIPCReleaseWaitRefuses(t *testing.T) {
 			for _, h := range handles {
 				err = errors.Join(err, h.Close())
 			}
+			return err
+		},
+		Ended: func() error {
+			var err error
 			for _, ev := range events {
 				err = errors.Join(err, ev.Close())
 			}
@@ -375,4 +386,173 @@ func TestExchangeCudaIPCGrownRingRefusesOldRingsEvent(t *testing.T) {
 	requireCode(t, failed, codes.InvalidArgument, "release event")
 	require.Eventually(t, func() bool { return budget.Stats().Used == 0 }, 20*time.Second, 10*time.Millisecond,
 		"--gpu-memory-limit's bytes back: both rings freed")
+}
+
+// TestExchangeCudaIPCBreakEndsBeforeEvents: a consumer that breaks out
+// of the loop while flightd's decode waits on its release event (step
+// 0's, held: a kernel still reading the slot) has its handles closed
+// (DeviceConsumer.Close) while flightd still has the event open; the
+// client then ends its side and reads the call to its status, and only
+// then destroys its events (DeviceConsumer.Ended): flightd stopped at
+// the client's end, freed the ring and closed (unmapped) the event it
+// opened before it ended the call (docs/gpu.md, "The end of an
+// exchange"). ReadRankDevice destroyed them before it cancelled the call
+// once, while flightd still polled the event. The same order holds when
+// flightd waits on no event but for a release ("not held"). A plain
+// exchange (no device slots, no events) is cancelled at the break, and
+// Close and Ended run all the same, once each.
+func TestExchangeCudaIPCBreakEndsBeforeEvents(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	// a ring of two slots of a step's frames [6, 3, 48, 64, 3]
+	budget, err := membudget.New(membudget.Options{Total: 2 * 6 * 3 * 48 * 64 * 3})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	require.Greater(t, run.Record.Steps, int64(3))
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+
+	// what the consumer saw of step 0's event and of the ring at its Close and Ended
+	type seen struct {
+		maps   int   // mappings of the event's file in this process: the consumer's, and flightd's while it has it open
+		used   int64 // --gpu-memory-limit's bytes in use
+		dslots int   // the ring's slot files
+	}
+	for _, tc := range []struct {
+		name     string
+		delivery string
+		hold     bool // step 0's event stays incomplete: flightd waits on it to write step 2
+		atClose  seen // (plain: not looked at)
+	}{
+		{name: "held", delivery: client.DeliveryCudaIPC, hold: true, atClose: seen{maps: 2, used: budget.Stats().Total, dslots: 2}},
+		{name: "not_held", delivery: client.DeliveryCudaIPC, atClose: seen{maps: 2, used: budget.Stats().Total, dslots: 2}},
+		{name: "plain", delivery: client.DeliveryFlight},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := map[int]*gpu.ShmEvent{}
+			handles := map[int]*gpu.ShmHandle{}
+			sent := map[int]bool{}
+			hold := false
+			slot0 := -1
+			var calls []string
+			look := func() seen {
+				if slot0 < 0 {
+					return seen{}
+				}
+				return seen{maps: fileMaps(t, string(events[slot0].Handle())), used: budget.Stats().Used, dslots: len(dslotFiles(t, mem.Dir))}
+			}
+			var atClose, atEnded seen
+			dc := client.DeviceConsumer{
+				ReleaseEvent: func(slot int) ([]byte, error) {
+					calls = append(calls, "event")
+					ev := events[slot]
+					if ev == nil {
+						var err error
+						if ev, err = gpu.NewShmEvent(""); err != nil {
+							return nil, err
+						}
+						events[slot] = ev
+					}
+					ev.Record(hold)
+					if sent[slot] {
+						return nil, nil
+					}
+					sent[slot] = true
+					return ev.Handle(), nil
+				},
+				Close: func() error {
+					calls = append(calls, "close")
+					atClose = look()
+					var err error
+					for _, h := range handles {
+						err = errors.Join(err, h.Close())
+					}
+					return err
+				},
+				Ended: func() error {
+					calls = append(calls, "ended")
+					atEnded = look()
+					var err error
+					for _, ev := range events {
+						ev.Complete() // (were flightd still waiting, it would go on)
+						err = errors.Join(err, ev.Close())
+					}
+					return err
+				},
+			}
+			n := int64(0)
+			for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], tc.delivery, dc) {
+				require.NoError(t, err)
+				n++
+				if tc.delivery != client.DeliveryCudaIPC {
+					require.Empty(t, st.Device)
+					if n == 2 {
+						break
+					}
+					continue
+				}
+				require.Len(t, st.Device, 1)
+				var ds gpu.DeviceSlot
+				require.NoError(t, json.Unmarshal(st.Device[0], &ds))
+				if ds.IPCHandle != "" {
+					path, err := base64.StdEncoding.DecodeString(ds.IPCHandle)
+					require.NoError(t, err)
+					h, err := gpu.OpenShmHandle(path)
+					require.NoError(t, err)
+					handles[ds.Slot] = h
+				}
+				if st.Step == 0 {
+					// held: step 0's kernels "still run" when the loop goes on
+					slot0, hold = ds.Slot, tc.hold
+					continue
+				}
+				// step 1, in the other slot: flightd decodes step 2 into
+				// step 0's slot once it queried step 0's event (held: it
+				// waits on it)
+				ev := events[slot0]
+				queried := func(st gpu.EventState) bool { return st.Waits > 0 && (!tc.hold || st.Blocked > 0) }
+				for deadline := time.Now().Add(60 * time.Second); !queried(ev.State()); time.Sleep(2 * time.Millisecond) {
+					require.False(t, time.Now().After(deadline), "flightd never queried the release event: %+v", ev.State())
+				}
+				require.Equal(t, 2, fileMaps(t, string(ev.Handle())), "flightd has the consumer's event open")
+				break
+			}
+			require.Equal(t, int64(2), n)
+			if tc.delivery != client.DeliveryCudaIPC {
+				require.Equal(t, []string{"close", "ended"}, calls, "no device slot, no event: Close and Ended once each")
+				return
+			}
+			require.Equal(t, []string{"event", "close", "ended"}, calls, "step 0's release, then Close and Ended once each")
+			require.Equal(t, tc.atClose, atClose, "flightd still had the event open and the ring when the consumer closed its handles")
+			require.Equal(t, seen{maps: 1}, atEnded,
+				"when the consumer destroys its events flightd has closed the one it opened (only the consumer's own mapping is left) and freed the ring")
+			for _, ev := range events {
+				_, err := os.Stat(string(ev.Handle()))
+				require.ErrorIs(t, err, os.ErrNotExist, "the consumer's event files are gone")
+			}
+			require.Zero(t, mem.StillOpen(), "no slot freed while the consumer had its handle open")
+		})
+	}
+}
+
+// fileMaps counts this process's mappings of the file at path
+// (/proc/self/maps).
+func fileMaps(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	require.NoError(t, err)
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		if strings.HasSuffix(strings.TrimSuffix(line, "\n"), " "+path) {
+			n++
+		}
+	}
+	return n
 }

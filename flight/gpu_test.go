@@ -453,10 +453,12 @@ func TestExchangeCudaIPCFrameSizes(t *testing.T) {
 // TestExchangeCudaIPCEndOrder: the order at an exchange's end (docs/gpu.md,
 // "The end of an exchange"). A consumer that opens the device slots'
 // handles (the fake's: a shared flock on each slot's file, gpu.OpenShmHandle)
-// and closes them in ReadRankDevice's closeDevice, at the end or at a break,
+// and closes them in DeviceConsumer.Close, at the end or at a break,
 // closes them before flightd frees the slots: the fake's Free finds none
-// open. One that closes them after the loop (after the call ended) is what
-// the fake catches: flightd freed slots still open (gpu.ErrStillOpen).
+// open; DeviceConsumer.Ended comes after Close, once each (without
+// release events a break cancels the call at once). One that closes them
+// after the loop (after the call ended) is what the fake catches: flightd
+// freed slots still open (gpu.ErrStillOpen).
 func TestExchangeCudaIPCEndOrder(t *testing.T) {
 	clip := makeMP4(t, 42) // skips loudly without ffmpeg
 	d := fakeGPU(t)
@@ -515,12 +517,19 @@ func TestExchangeCudaIPCEndOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := mem.StillOpen()
 			r := newReader()
-			closeDevice := closeAll(r)
+			var calls []string
+			closeDevice := func() error {
+				calls = append(calls, "close")
+				return closeAll(r)()
+			}
 			if tc.closeLate {
 				closeDevice = nil
 			}
+			// no release events: at a break the call is cancelled at once, then Ended runs
+			ended := func() error { calls = append(calls, "ended"); return nil }
+			dc := client.DeviceConsumer{Close: closeDevice, Ended: ended}
 			n := int64(0)
-			for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], client.DeliveryCudaIPC, client.DeviceConsumer{Close: closeDevice}) {
+			for st, err := range se.c.ReadRankDevice(ctx, run.Ranks[0], client.DeliveryCudaIPC, dc) {
 				require.NoError(t, err)
 				step(t, r, st)
 				n++
@@ -532,7 +541,10 @@ func TestExchangeCudaIPCEndOrder(t *testing.T) {
 				require.Equal(t, run.Record.Steps, n)
 			}
 			if tc.closeLate {
+				require.Equal(t, []string{"ended"}, calls)
 				require.NoError(t, closeAll(r)())
+			} else {
+				require.Equal(t, []string{"close", "ended"}, calls, "Close, then Ended, once each")
 			}
 			// the ring is freed when the call ends (a break's cancel reaches the server a little later)
 			require.Eventually(t, func() bool { return len(dslotFiles(t, mem.Dir)) == 0 }, 20*time.Second, 10*time.Millisecond)
