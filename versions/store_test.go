@@ -196,7 +196,7 @@ func TestIDsAreContentHashes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(7), m.Rows())
 
-	_, err = s.PutManifest(ctx, "p", &versions.Manifest{Table: "t", Files: []versions.DataFile{{Path: "x", Rows: 3, RowGroups: []int64{1}}}})
+	_, err = s.PutManifest(ctx, "p", &versions.Manifest{Table: "t", Files: []versions.DataFile{{Path: "data/t/x.parquet", Rows: 3, RowGroups: []int64{1}}}})
 	require.ErrorIs(t, err, versions.ErrInvalid)
 }
 
@@ -228,7 +228,7 @@ func TestConcurrentCommits(t *testing.T) {
 						}
 						n = m.Rows()
 					}
-					m := &versions.Manifest{Table: table, Files: []versions.DataFile{{Path: "f", Rows: n + 1, RowGroups: []int64{n + 1}}}}
+					m := &versions.Manifest{Table: table, Files: []versions.DataFile{{Path: "data/t/f.parquet", Rows: n + 1, RowGroups: []int64{n + 1}}}}
 					id, err := s.PutManifest(ctx, "p", m)
 					return map[versions.TableName]versions.ManifestID{table: id}, err
 				})
