@@ -299,4 +299,3 @@ func TestCorruptStore(t *testing.T) {
 		})
 	}
 }
-
