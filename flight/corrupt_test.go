@@ -299,3 +299,64 @@ func TestCorruptStore(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptMedia replaces a committed media object in a real fs store
+// with a damaged MP4 (its sample table claiming 2^32-1 samples, or cut
+// short): a video window over it is FailedPrecondition naming the media
+// object, nothing panics, and the other project's video is still served.
+func TestCorruptMedia(t *testing.T) {
+	clip := makeMP4(t, 30)
+	sha := digest(clip)
+	claims := bytes.Clone(clip)
+	at := bytes.Index(claims, []byte("stsz"))
+	require.Positive(t, at)
+	binary.BigEndian.PutUint32(claims[at+8:], 1)           // uniform sample size
+	binary.BigEndian.PutUint32(claims[at+12:], 0xFFFFFFFF) // sample count
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"stsz claims 2^32-1 samples", claims},
+		{"truncated", clip[:len(clip)/2]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := bucket.NewFS(t.TempDir())
+			require.NoError(t, err)
+			w := newEnv(t, b, envOpts{})
+			ctx := ctxT(t)
+			for _, p := range []string{"bad", "good"} {
+				w.createProject(p)
+				_, err := w.c.PutMedia(ctx, p, "ep.mp4", bytes.NewReader(clip), int64(len(clip)), sha)
+				require.NoError(t, err)
+				rr := videoBatch(w, sha, 30)
+				_, err = w.c.Put(ctx, client.PutDescriptor{Project: p, Branch: "main", Table: "t"}, rr)
+				rr.Release()
+				require.NoError(t, err)
+			}
+			w.stop()
+			put(t, b, versions.MediaKey("bad", sha), tc.data)
+			// A server that has not indexed the object yet reads it.
+			logs := &logBuffer{}
+			e := newEnv(t, b, envOpts{flight: func(o *flight.Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) }})
+			recipe := func(p string) client.Recipe {
+				return client.Recipe{Seed: 1, BatchSize: 5, Components: []client.Component{{Project: p, Table: "t", Weight: 1,
+					Windows: map[string]client.Window{"wrist_camera": {Kind: "video", Spec: []byte(`{"frames":[-1,0]}`)}}}}}
+			}
+			var failed error
+			plan, err := e.c.Resolve(ctx, recipe("bad"), 1)
+			if err == nil {
+				_, failed = e.readRank(ctx, plan.Ranks[0])
+			} else {
+				failed = err
+			}
+			requireCode(t, failed, codes.FailedPrecondition, sha[:12])
+			require.NotContains(t, logs.String(), "panic")
+
+			plan, err = e.c.Resolve(ctx, recipe("good"), 1)
+			require.NoError(t, err)
+			steps, err := e.readRank(ctx, plan.Ranks[0])
+			require.NoError(t, err)
+			require.Len(t, steps, 6)
+		})
+	}
+}
