@@ -219,32 +219,6 @@ func readColumn(cr *pqarrow.ColumnReader, b Block, mem memory.Allocator) (arrow.
 	return array.Concatenate(ch.Chunks(), mem)
 }
 
-func concatRecords(mem memory.Allocator, data *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, data.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	var rows int64
-	for _, p := range parts {
-		rows += p.NumRows()
-	}
-	for i := range cols {
-		chunks := make([]arrow.Array, len(parts))
-		for j, p := range parts {
-			chunks[j] = p.Column(i)
-		}
-		var err error
-		if cols[i], err = array.Concatenate(chunks, mem); err != nil {
-			return nil, fmt.Errorf("concatenate column %q: %w", data.Field(i).Name, err)
-		}
-	}
-	return array.NewRecordBatch(data, cols, rows), nil
-}
-
 // Gather builds the columns of schema from the rows that spans name in
 // blocks (each block a batch with schema's columns, as ReadBlock returns
 // them): column k of the result is the concatenation, in order, of the
