@@ -90,6 +90,33 @@ type Bucket interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// GetSmall is b.Get of an object its caller expects to hold at most limit
+// bytes (refs, commits, manifests, run records: objects written with
+// PutIfAbsent or CompareAndSwap hold at most MaxConditionalSize). A larger
+// object is an error wrapping ErrObjectTooLarge, found before its bytes
+// are read (by the backends of this package; any other Bucket's Get reads
+// it first), so that a damaged or foreign object at a small object's key
+// cannot make the caller allocate gigabytes.
+func GetSmall(ctx context.Context, b Bucket, key string, limit int64) ([]byte, ObjectInfo, error) {
+	if s, ok := b.(smallGetter); ok {
+		return s.getSmall(ctx, key, limit)
+	}
+	data, info, err := b.Get(ctx, key)
+	if err == nil && int64(len(data)) > limit {
+		return nil, ObjectInfo{}, tooLarge(key, int64(len(data)), limit)
+	}
+	return data, info, err
+}
+
+// smallGetter is a Bucket that checks an object's size before it reads it.
+type smallGetter interface {
+	getSmall(ctx context.Context, key string, limit int64) ([]byte, ObjectInfo, error)
+}
+
+func tooLarge(key string, size, limit int64) error {
+	return fmt.Errorf("%s holds %d bytes, over the %d expected: %w", key, size, limit, ErrObjectTooLarge)
+}
+
 // Reader reads ranges of one object version.
 //
 // ReadAt follows io.ReaderAt: it fills p or returns an error saying why not;

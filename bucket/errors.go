@@ -22,4 +22,8 @@ var (
 	ErrInvalidKey = fmt.Errorf("%w: object key", errdefs.ErrInvalidArgument)
 	// ErrTooLarge: a conditional write's body is above MaxConditionalSize.
 	ErrTooLarge = fmt.Errorf("%w: conditional object too large", errdefs.ErrResourceExhausted)
+	// ErrObjectTooLarge: GetSmall found an object above its limit (nothing
+	// of it was read into memory). Callers that know the object should be
+	// small reclassify: a 10 GB ref is store damage.
+	ErrObjectTooLarge = fmt.Errorf("%w: object larger than expected", errdefs.ErrResourceExhausted)
 )

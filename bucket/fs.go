@@ -201,11 +201,19 @@ func (f *FS) writeErr(op, key string, err error) error {
 }
 
 func (f *FS) Get(ctx context.Context, key string) ([]byte, ObjectInfo, error) {
+	return f.getSmall(ctx, key, -1)
+}
+
+// getSmall is Get refusing an object over limit bytes (limit < 0: any).
+func (f *FS) getSmall(_ context.Context, key string, limit int64) ([]byte, ObjectInfo, error) {
 	fh, st, err := f.openObject("get", key)
 	if err != nil {
 		return nil, ObjectInfo{}, err
 	}
 	defer fh.Close()
+	if limit >= 0 && st.Size() > limit {
+		return nil, ObjectInfo{}, fmt.Errorf("fs get: %w", tooLarge(key, st.Size(), limit))
+	}
 	// The file is never written in place, so its size is fixed.
 	data := make([]byte, st.Size())
 	if _, err := io.ReadFull(fh, data); err != nil {

@@ -54,6 +54,11 @@ func (m *Mem) getLocked(key string) (memObject, error) {
 }
 
 func (m *Mem) Get(ctx context.Context, key string) ([]byte, ObjectInfo, error) {
+	return m.getSmall(ctx, key, -1)
+}
+
+// getSmall is Get refusing an object over limit bytes (limit < 0: any).
+func (m *Mem) getSmall(_ context.Context, key string, limit int64) ([]byte, ObjectInfo, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, ObjectInfo{}, err
 	}
@@ -62,6 +67,9 @@ func (m *Mem) Get(ctx context.Context, key string) ([]byte, ObjectInfo, error) {
 	o, err := m.getLocked(key)
 	if err != nil {
 		return nil, ObjectInfo{}, err
+	}
+	if limit >= 0 && int64(len(o.data)) > limit {
+		return nil, ObjectInfo{}, fmt.Errorf("mem get: %w", tooLarge(key, int64(len(o.data)), limit))
 	}
 	return bytes.Clone(o.data), o.info(key), nil
 }

@@ -91,6 +91,13 @@ func (m *observed) Get(ctx context.Context, key string) ([]byte, ObjectInfo, err
 	return data, info, err
 }
 
+func (m *observed) getSmall(ctx context.Context, key string, limit int64) ([]byte, ObjectInfo, error) {
+	start := time.Now()
+	data, info, err := GetSmall(ctx, m.b, key, limit)
+	m.done(OpGet, start, err)
+	return data, info, err
+}
+
 func (m *observed) Open(ctx context.Context, key string) (Reader, error) {
 	start := time.Now()
 	r, err := m.b.Open(ctx, key)

@@ -49,6 +49,15 @@ func (p *prefixed) Get(ctx context.Context, key string) ([]byte, ObjectInfo, err
 	return data, p.strip(info), err
 }
 
+func (p *prefixed) getSmall(ctx context.Context, key string, limit int64) ([]byte, ObjectInfo, error) {
+	k, err := p.full(key)
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	data, info, err := GetSmall(ctx, p.b, k, limit)
+	return data, p.strip(info), err
+}
+
 func (p *prefixed) Open(ctx context.Context, key string) (Reader, error) {
 	k, err := p.full(key)
 	if err != nil {

@@ -229,23 +229,42 @@ func (s *S3) info(oi minio.ObjectInfo) ObjectInfo {
 }
 
 func (s *S3) Get(ctx context.Context, key string) ([]byte, ObjectInfo, error) {
+	return s.getSmall(ctx, key, -1)
+}
+
+// getSmall is Get refusing an object over limit bytes (limit < 0: any),
+// by the size the response declares, before reading its body.
+func (s *S3) getSmall(ctx context.Context, key string, limit int64) ([]byte, ObjectInfo, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, ObjectInfo{}, err
 	}
 	var data []byte
 	var info ObjectInfo
+	var big error
 	_, err := s.retry.do(ctx, func() error {
 		body, oi, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 		if err != nil {
 			return err
 		}
 		defer body.Close()
+		if limit >= 0 && oi.Size > limit {
+			big = tooLarge(key, oi.Size, limit)
+			return nil
+		}
 		var buf bytes.Buffer
 		if oi.Size > 0 {
 			buf.Grow(int(oi.Size))
 		}
-		if _, err := buf.ReadFrom(body); err != nil {
+		var r io.Reader = body
+		if limit >= 0 {
+			r = io.LimitReader(body, limit+1) // a size the server did not declare
+		}
+		if _, err := buf.ReadFrom(r); err != nil {
 			return fmt.Errorf("read body: %w", err)
+		}
+		if limit >= 0 && int64(buf.Len()) > limit {
+			big = tooLarge(key, int64(buf.Len()), limit)
+			return nil
 		}
 		if oi.Size >= 0 && int64(buf.Len()) != oi.Size {
 			return fmt.Errorf("read body: %d of %d bytes: %w", buf.Len(), oi.Size, io.ErrUnexpectedEOF)
@@ -256,6 +275,9 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, ObjectInfo, error) {
 	})
 	if err != nil {
 		return nil, ObjectInfo{}, s.fail("get", key, err)
+	}
+	if big != nil {
+		return nil, ObjectInfo{}, fmt.Errorf("s3 get: %w", big)
 	}
 	return data, info, nil
 }

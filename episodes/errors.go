@@ -27,6 +27,12 @@ var (
 	// whose time has no frame in it within tolerance, or a video column
 	// value that is null.
 	ErrBadMedia = fmt.Errorf("%w: bad video", errdefs.ErrInvalidArgument)
+	// ErrMediaUnreadable: a media object in the bucket, which a committed
+	// row names, is not an indexable MP4 (any more: it was checked at
+	// upload, so it was damaged or replaced since). The request is fine
+	// and the store is not this server's to mend, so the kind is failed
+	// precondition; the message names the media object and what is wrong.
+	ErrMediaUnreadable = fmt.Errorf("%w: stored media is not an indexable video", errdefs.ErrFailedPrecondition)
 	// ErrNoMediaSource: the kinds were made without a MediaSource and the
 	// engine's tables store cannot open media objects.
 	ErrNoMediaSource = fmt.Errorf("no media source: %w", errdefs.ErrUnimplemented)

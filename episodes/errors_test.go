@@ -69,7 +69,7 @@ func TestBadInputs(t *testing.T) {
 		{"rows pad false", "good", map[string]mix.Window{"state": window(KindRows, `{"offsets":[0,1,2,3,4,5],"pad":false}`)}, ErrPadding, []string{"episode 101", "has 5 rows, fewer than the 6"}},
 		{"video pad false", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[-3,0,2],"pad":false}`)}, ErrPadding, []string{"episode 101", "too short", "_is_pad"}},
 		{"missing media", "missing", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0]}`)}, errdefs.ErrNotFound, []string{"row 1", missing, "upload it"}},
-		{"corrupt media", "corrupt", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0]}`)}, errdefs.ErrInvalidArgument, []string{"row 0", corruptSHA[:12], "truncated"}},
+		{"corrupt media", "corrupt", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0]}`)}, ErrMediaUnreadable, []string{"row 0", corruptSHA[:12], "truncated"}},
 		{"time without frame", "offtime", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0]}`)}, ErrBadMedia, []string{"row 1 (episode 1)", "has no frame in media " + c.sha[:12], "nearest is frame"}},
 		{"frames and seconds", "good", map[string]mix.Window{"cam": window(KindVideo, `{"frames":[0],"seconds":[0]}`)}, ErrBadSpec, []string{"exactly one"}},
 		{"no offsets", "good", map[string]mix.Window{"cam": window(KindVideo, `{}`)}, mix.ErrBadWindow, []string{"exactly one"}},

@@ -156,8 +156,8 @@ func (k *Kinds) source(env mix.Env) (MediaSource, error) {
 }
 
 // mediaIndex returns the cached index of a media object. Errors name the
-// media object: NotFound when it is not in the bucket, InvalidArgument
-// when it is not an indexable MP4.
+// media object: NotFound when it is not in the bucket, FailedPrecondition
+// (ErrMediaUnreadable) when it is not an indexable MP4.
 func (k *Kinds) mediaIndex(ctx context.Context, src MediaSource, p versions.ProjectName, sha string) (*video.Index, error) {
 	h, err := k.media.Get(ctx, mediaKey{project: p, sha: sha}, func(lctx context.Context) (*video.Index, int64, error) {
 		r, size, err := src.OpenMedia(lctx, p, sha)
@@ -171,7 +171,9 @@ func (k *Kinds) mediaIndex(ctx context.Context, src MediaSource, p versions.Proj
 		x, err := video.Read(lctx, r, size)
 		if err != nil {
 			if errors.Is(err, errdefs.ErrInvalidArgument) {
-				return nil, 0, fmt.Errorf("%w: media %s: %w", ErrBadMedia, shortSHA(sha), err)
+				// Bytes in the bucket, not the caller's input: the chain
+				// keeps the cause's text, not its InvalidArgument kind.
+				return nil, 0, fmt.Errorf("%w: media %s in the bucket: %s", ErrMediaUnreadable, shortSHA(sha), err.Error())
 			}
 			return nil, 0, fmt.Errorf("index media %s: %w", shortSHA(sha), err)
 		}

@@ -274,9 +274,15 @@ func runPins(ctx context.Context, b bucket.Bucket, p versions.ProjectName) ([]ru
 		if strings.Contains(strings.TrimPrefix(info.Key, versions.RunsPrefix(p)), "/") {
 			continue
 		}
-		data, _, err := b.Get(ctx, info.Key)
+		// Run records are written with PutIfAbsent: a larger object here
+		// is not one, and is not read into memory (mark fails: nothing
+		// is deleted).
+		data, _, err := bucket.GetSmall(ctx, b, info.Key, bucket.MaxConditionalSize)
 		if errors.Is(err, bucket.ErrNotFound) {
 			continue
+		}
+		if errors.Is(err, bucket.ErrObjectTooLarge) {
+			return nil, fmt.Errorf("%w: %w", versions.ErrCorrupt, err)
 		}
 		if err != nil {
 			return nil, err
@@ -285,7 +291,7 @@ func runPins(ctx context.Context, b bucket.Bucket, p versions.ProjectName) ([]ru
 			Components []runComponent `json:"components"`
 		}
 		if err := json.Unmarshal(data, &rec); err != nil {
-			return nil, fmt.Errorf("run record %s: %w", info.Key, err)
+			return nil, fmt.Errorf("%w: run record %s: %w", versions.ErrCorrupt, info.Key, err)
 		}
 		out = append(out, rec.Components...)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/gc"
 	"github.com/weftdata/weft/internal/s3test"
 	"github.com/weftdata/weft/tables"
@@ -467,4 +468,69 @@ func TestCollectCheckpointWeights(t *testing.T) {
 	}
 	_, err = b.Stat(ctx, versions.MediaKey("p", killed))
 	require.ErrorIs(t, err, bucket.ErrNotFound, "the killed save's weights are deleted after the grace")
+}
+
+// TestCollectFailsClosedOnDamage: a damaged object on the mark's path (a
+// garbage or huge run record, a garbage manifest, a garbage ref) fails
+// the collection as Corrupt before anything is deleted: the data it can
+// no longer trace is kept, not taken for garbage.
+func TestCollectFailsClosedOnDamage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, b bucket.Bucket, v *versions.Store)
+	}{
+		{"run record garbage", func(t *testing.T, b bucket.Bucket, _ *versions.Store) {
+			_, err := b.Put(context.Background(), "projects/p/runs/"+hexID('e'), strings.NewReader("{not json"), -1)
+			require.NoError(t, err)
+		}},
+		{"run record huge", func(t *testing.T, b bucket.Bucket, _ *versions.Store) {
+			huge := strings.Repeat(" ", bucket.MaxConditionalSize+1)
+			_, err := b.Put(context.Background(), "projects/p/runs/"+hexID('e'), strings.NewReader(huge), int64(len(huge)))
+			require.NoError(t, err)
+		}},
+		{"manifest garbage", func(t *testing.T, b bucket.Bucket, v *versions.Store) {
+			for info, err := range b.List(context.Background(), versions.ManifestsPrefix("p")) {
+				require.NoError(t, err)
+				_, err = b.Put(context.Background(), info.Key, strings.NewReader("garbage"), -1)
+				require.NoError(t, err)
+			}
+		}},
+		{"ref garbage", func(t *testing.T, b bucket.Bucket, _ *versions.Store) {
+			_, err := b.Put(context.Background(), versions.RefKey("p", "main"), strings.NewReader("zz\n"), -1)
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			b := bucket.NewMem()
+			v, err := versions.New(b, versions.DefaultOptions())
+			require.NoError(t, err)
+			_, err = v.CreateProject(ctx, "p")
+			require.NoError(t, err)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			s, err := tables.New(v, tables.Options{RowGroupRows: 100, RowGroupBytes: 1 << 20, Allocator: mem})
+			require.NoError(t, err)
+			r := batch(mem, 0, 5)
+			res, err := s.Append(ctx, "p", "main", "t", r, "")
+			r.Release()
+			require.NoError(t, err)
+			tc.damage(t, b, v)
+			before := 0
+			for range b.List(ctx, "") {
+				before++
+			}
+			opts := gc.DefaultOptions()
+			opts.Now = func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }
+			_, err = gc.Collect(ctx, v, opts)
+			require.ErrorIs(t, err, gc.ErrMarkFailed)
+			require.ErrorIs(t, err, errdefs.ErrCorrupt)
+			after := 0
+			for range b.List(ctx, "") {
+				after++
+			}
+			require.Equal(t, before, after, "nothing is deleted")
+			_, err = b.Stat(ctx, versions.DataFileKey("p", res.File.Path))
+			require.NoError(t, err)
+		})
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/ipcguard"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -502,7 +503,7 @@ func (st *hfTable) readIPC(ctx context.Context, src Source, w *Writer, s *hfSpli
 // hfEachBatch reads an Arrow IPC stream of size bytes (file p, for
 // messages): start gets its schema, each every batch, validated (offsets
 // and lengths within their buffers). The stream passes through an
-// ipcGuard first. A malformed stream is ErrBadInput naming p and the batch.
+// ipcguard first. A malformed stream is ErrBadInput naming p and the batch.
 func hfEachBatch(r io.Reader, size int64, mem memory.Allocator, p string, start func(*arrow.Schema) error, each func(arrow.RecordBatch) error) (err error) {
 	// A corrupt stream may make the IPC reader panic (arrow-go trusts
 	// some lengths); that is bad input, not a crash.
@@ -513,7 +514,7 @@ func hfEachBatch(r io.Reader, size int64, mem memory.Allocator, p string, start 
 		}
 	}()
 	br := &hfPeekReader{r: r}
-	rd, err := ipc.NewReader(newIPCGuard(br, size), ipc.WithAllocator(mem), ipc.WithEnsureNativeEndian(true))
+	rd, err := ipc.NewReader(ipcguard.New(br, size), ipc.WithAllocator(mem), ipc.WithEnsureNativeEndian(true))
 	if err != nil {
 		if bytes.HasPrefix(br.head, []byte("ARRO")) { // ARROW1, the IPC file magic
 			return fmt.Errorf("%w: %s is an Arrow IPC file, not a stream; save_to_disk writes streams", ErrBadInput, errdefs.Quote(p))

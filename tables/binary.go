@@ -57,6 +57,9 @@ func soleLeaf(md *metadata.FileMetaData, name string) int {
 	return leaf
 }
 
+// maxBinaryGuess caps the size a binary column's values buffer starts at.
+const maxBinaryGuess = 256 << 20
+
 // readBinary reads rows [b.Offset, b.Offset+b.Rows) of a direct binary
 // column.
 func (r *Reader) readBinary(ctx context.Context, f *dataFile, b Block, leaf int, field arrow.Field) (arrow.Array, error) {
@@ -84,7 +87,9 @@ func (r *Reader) readBinary(ctx context.Context, f *dataFile, b Block, leaf int,
 	capacity := int64(64 << 10)
 	if cc, err := f.pf.MetaData().RowGroup(b.RowGroup).ColumnChunk(leaf); err == nil {
 		if rows := f.pf.MetaData().RowGroup(b.RowGroup).NumRows(); rows > 0 {
-			capacity += cc.TotalUncompressedSize() * b.Rows / rows
+			// A damaged footer may claim any size: the guess is capped
+			// (the buffer grows past it when the values need it).
+			capacity += int64(float64(min(max(cc.TotalUncompressedSize(), 0), maxBinaryGuess)) * float64(b.Rows) / float64(rows))
 		}
 	}
 	// The values come from the pool of block buffers (recycled when blocks

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -62,10 +63,11 @@ func (r *Reader) Allocator() memory.Allocator { return r.scratch }
 // column chunk (binary.go), so are number columns and fixed-size lists of
 // numbers without nulls in the block (fixedlist.go), the others through
 // pqarrow. The caller releases the batch.
-func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *arrow.Schema) (arrow.RecordBatch, error) {
+func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *arrow.Schema) (_ arrow.RecordBatch, err error) {
 	if b.File < 0 || b.File >= len(v.Manifest.Files) || b.Rows < 1 || b.Offset < 0 {
 		return nil, fmt.Errorf("%w: block %+v of %s@%s", ErrBlockOutOfRange, b, v.Table, v.Commit.Short())
 	}
+	defer parseGuard(versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path), &err)
 	f, err := r.s.openFile(ctx, v, b.File, r.scratch)
 	if err != nil {
 		return nil, err
@@ -132,84 +134,89 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 	return array.NewRecordBatch(projected, cols, b.Rows), nil
 }
 
-// readRecords reads block b's rows of the columns of data through pqarrow.
+// readRecords reads block b's rows of the columns of data through pqarrow,
+// one goroutine per column (each guards itself: pqarrow's own Parallel
+// reads run goroutines that do not, and a panic there on a damaged page
+// would end the process).
 func (r *Reader) readRecords(ctx context.Context, f *dataFile, b Block, data *arrow.Schema) (arrow.RecordBatch, error) {
 	key := f.key
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{Parallel: true, BatchSize: b.Rows, PreAllocBinaryData: true}, r.mem)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: b.Rows, PreAllocBinaryData: true}, r.mem)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)
 	}
-	rr, err := fr.GetRecordReader(ctx, leafColumns(f.pf.MetaData(), data), []int{b.RowGroup})
+	var (
+		readers []*pqarrow.ColumnReader
+		sc      *arrow.Schema
+	)
+	err = guarded(key, func() (err error) {
+		readers, sc, err = fr.GetFieldReaders(ctx, leafColumns(f.pf.MetaData(), data), []int{b.RowGroup})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read %s row group %d: %w", key, b.RowGroup, err)
 	}
-	defer rr.Release()
-	if b.Offset > 0 {
-		if err := rr.SeekToRow(b.Offset); err != nil {
-			return nil, fmt.Errorf("seek %s row group %d to row %d: %w", key, b.RowGroup, b.Offset, err)
-		}
-	}
-	var parts []arrow.RecordBatch
+	cols := make([]arrow.Array, len(readers))
 	defer func() {
-		for _, p := range parts {
-			p.Release()
+		for _, c := range readers {
+			c.Release()
 		}
-	}()
-	var got int64
-	for got < b.Rows && rr.Next() {
-		rec, err := Reorder(rr.RecordBatch(), data)
-		if err != nil {
-			return nil, fmt.Errorf("%s row group %d: %w", key, b.RowGroup, err)
-		}
-		if got+rec.NumRows() > b.Rows {
-			part := rec.NewSlice(0, b.Rows-got)
-			rec.Release()
-			rec = part
-		}
-		parts = append(parts, rec)
-		got += rec.NumRows()
-	}
-	if err := rr.Err(); err != nil {
-		return nil, fmt.Errorf("read %s row group %d: %w", key, b.RowGroup, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if got != b.Rows {
-		return nil, fmt.Errorf("%w: %s row group %d gave %d rows from row %d, want %d", versions.ErrCorrupt, key, b.RowGroup, got, b.Offset, b.Rows)
-	}
-	if len(parts) == 1 {
-		rec := parts[0]
-		parts = nil
-		return rec, nil
-	}
-	return concatRecords(r.mem, data, parts)
-}
-
-func concatRecords(mem memory.Allocator, data *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, data.NumFields())
-	defer func() {
 		for _, c := range cols {
 			if c != nil {
 				c.Release()
 			}
 		}
 	}()
-	var rows int64
-	for _, p := range parts {
-		rows += p.NumRows()
+	errs := make([]error, len(readers))
+	var wg sync.WaitGroup
+	for i, cr := range readers {
+		wg.Go(func() {
+			errs[i] = guarded(key, func() error {
+				var err error
+				cols[i], err = readColumn(cr, b, r.mem)
+				return err
+			})
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("read %s row group %d column %q: %w", key, b.RowGroup, sc.Field(i).Name, errs[i])
+			}
+		})
 	}
-	for i := range cols {
-		chunks := make([]arrow.Array, len(parts))
-		for j, p := range parts {
-			chunks[j] = p.Column(i)
-		}
-		var err error
-		if cols[i], err = array.Concatenate(chunks, mem); err != nil {
-			return nil, fmt.Errorf("concatenate column %q: %w", data.Field(i).Name, err)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rec := array.NewRecordBatch(sc, cols, b.Rows)
+	defer rec.Release()
+	out, err := Reorder(rec, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s row group %d: %w", key, b.RowGroup, err)
+	}
+	return out, nil
+}
+
+// readColumn reads block b's rows of one field as one array.
+func readColumn(cr *pqarrow.ColumnReader, b Block, mem memory.Allocator) (arrow.Array, error) {
+	if b.Offset > 0 {
+		if err := cr.SeekToRow(b.Offset); err != nil {
+			return nil, fmt.Errorf("seek to row %d: %w", b.Offset, err)
 		}
 	}
-	return array.NewRecordBatch(data, cols, rows), nil
+	ch, err := cr.NextBatch(b.Rows)
+	if err != nil {
+		return nil, err
+	}
+	defer ch.Release()
+	if int64(ch.Len()) != b.Rows {
+		return nil, fmt.Errorf("%w: %d rows from row %d, want %d", versions.ErrCorrupt, ch.Len(), b.Offset, b.Rows)
+	}
+	if len(ch.Chunks()) == 1 {
+		a := ch.Chunk(0)
+		a.Retain()
+		return a, nil
+	}
+	return array.Concatenate(ch.Chunks(), mem)
 }
 
 // Gather builds the columns of schema from the rows that spans name in

@@ -27,4 +27,14 @@
 //
 // Data files that an interrupted append wrote but never committed are
 // invisible: no manifest names them.
+//
+// Data files are the bucket's, so any of them can be damaged, cut short or
+// replaced by another tool. A read of one fails with an error of kind
+// Corrupt naming it (corrupt.go), never a panic: footers are checked
+// against the file's size before the Parquet reader sizes anything by
+// them; the Arrow schema a file's footer carries is replaced by its
+// manifest's (which TableAt has decoded, through internal/ipcguard);
+// pqarrow's own parallel reads, whose goroutines nothing recovers, are
+// not used; and panics of the reader on our goroutines are recovered.
+// Errors of the bucket itself keep their kinds.
 package tables

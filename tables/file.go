@@ -2,7 +2,9 @@ package tables
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -72,17 +74,26 @@ func (f *dataFile) Close() error {
 
 // openFile opens data file fi of v, with its footer from the cache. The
 // Parquet reader allocates page buffers from mem.
-func (s *Store) openFile(ctx context.Context, v *Version, fi int, mem memory.Allocator) (*dataFile, error) {
+func (s *Store) openFile(ctx context.Context, v *Version, fi int, mem memory.Allocator) (_ *dataFile, err error) {
 	key := versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path)
-	r, err := s.b.Open(ctx, key)
+	defer parseGuard(key, &err)
+	br, err := s.b.Open(ctx, key)
+	if errors.Is(err, bucket.ErrNotFound) {
+		// The manifest names it: the store's damage, not a missing thing
+		// the caller named.
+		return nil, fmt.Errorf("%w: data file %s is missing: %w", versions.ErrCorrupt, key, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open data file %s: %w", key, err)
 	}
-	h, err := s.footers.Get(ctx, key, func(context.Context) (*fileMeta, int64, error) {
-		m, err := readFooter(r, key)
-		if err != nil {
+	r := bucketReader{br}
+	// The loader runs on the cache's goroutine: it guards itself.
+	h, err := s.footers.Get(ctx, key, func(context.Context) (m *fileMeta, size int64, err error) {
+		defer parseGuard(key, &err)
+		if m, err = readFooter(r, key); err != nil {
 			return nil, 0, err
 		}
+		pinSchema(m.md, v.Manifest.Schema)
 		return m, m.bytes(), nil
 	})
 	if err != nil {
@@ -140,10 +151,16 @@ func readFooter(r bucket.Reader, key string) (*fileMeta, error) {
 	start := need
 	for g := range md.NumRowGroups() {
 		rg := md.RowGroup(g)
+		if rg.NumRows() < 0 {
+			return nil, fmt.Errorf("%w: footer of %s: row group %d has %d rows", versions.ErrCorrupt, key, g, rg.NumRows())
+		}
 		for c := range rg.NumColumns() {
 			cc, err := rg.ColumnChunk(c)
 			if err != nil {
 				return nil, fmt.Errorf("%w: footer of %s: %w", versions.ErrCorrupt, key, err)
+			}
+			if err := checkChunk(cc, need); err != nil {
+				return nil, fmt.Errorf("%w: footer of %s: row group %d column %d: %w", versions.ErrCorrupt, key, g, c, err)
 			}
 			for _, loc := range []*metadata.IndexLocation{cc.GetOffsetIndexLocation(), cc.GetColumnIndexLocation()} {
 				if loc != nil && loc.Offset >= 0 && loc.Offset < start {
@@ -165,6 +182,43 @@ func readFooter(r bucket.Reader, key string) (*fileMeta, error) {
 	// Keep only from the page index on (the first read may hold data).
 	buf = slices.Clone(buf[start-off:])
 	return &fileMeta{md: md, size: size, tail: buf, tailOff: start}, nil
+}
+
+// arrowSchemaKey is the footer key under which pqarrow stores the Arrow
+// schema of a file (base64 of the IPC stream EncodeSchema writes).
+const arrowSchemaKey = "ARROW:schema"
+
+// pinSchema makes the Arrow schema stored in md's footer the manifest's
+// (schema: EncodeSchema's bytes, which the manifest's id covers and
+// TableAt has decoded). pqarrow decodes that stored schema without
+// bounds checks: a damaged one can claim a field with billions of
+// children, which it allocates (a fatal out of memory, not a panic). The
+// file's own copy is the same bytes for every file the store wrote; a
+// file whose columns differ from the manifest's still fails, as Corrupt,
+// when its columns are read (Reorder).
+func pinSchema(md *metadata.FileMetaData, schema []byte) {
+	for _, kv := range md.KeyValueMetadata() {
+		if kv != nil && kv.Key == arrowSchemaKey {
+			v := base64.StdEncoding.EncodeToString(schema)
+			kv.Value = &v
+		}
+	}
+}
+
+// checkChunk checks that a column chunk's pages lie within the first
+// dataEnd bytes of its file (before the footer). The Parquet reader
+// trusts these numbers: it sizes buffers by them (a negative length
+// panics, on a goroutine of pqarrow's own, where nothing recovers it) and
+// prefetch allocates the ranges they span.
+func checkChunk(cc *metadata.ColumnChunkMetaData, dataEnd int64) error {
+	start, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+		start = cc.DictionaryPageOffset()
+	}
+	if start < 0 || n < 0 || n > dataEnd || start > dataEnd-n || cc.TotalUncompressedSize() < 0 || cc.NumValues() < 0 {
+		return fmt.Errorf("pages at bytes %d..%d+%d (%d uncompressed, %d values) are not within the file's %d bytes of data", start, start, n, cc.TotalUncompressedSize(), cc.NumValues(), dataEnd)
+	}
+	return nil
 }
 
 // byteRange is [off, end) of a file.
@@ -247,6 +301,13 @@ func (f *dataFile) prefetch(ctx context.Context, b Block, leaves []int) error {
 		return fmt.Errorf("%w: %s row group %d: %w", versions.ErrCorrupt, f.key, b.RowGroup, err)
 	}
 	ranges = coalesce(ranges, coalesceGap)
+	// The ranges come from the footer: a damaged one may claim pages
+	// beyond the file (or terabytes of them), which are not allocated.
+	for _, r := range ranges {
+		if r.off < 0 || r.end > f.rr.size {
+			return fmt.Errorf("%w: %s row group %d: its footer places pages at bytes %d..%d of a %d-byte file", versions.ErrCorrupt, f.key, b.RowGroup, r.off, r.end, f.rr.size)
+		}
+	}
 	bufs := make([][]byte, len(ranges))
 	g, _ := errgroup.WithContext(ctx)
 	g.SetLimit(8)

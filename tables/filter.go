@@ -19,6 +19,7 @@ import (
 
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/filter"
+	"github.com/weftdata/weft/versions"
 )
 
 // Filtered reads (package filter). A row group whose column statistics
@@ -137,8 +138,9 @@ func statValue(st metadata.TypedStatistics, dt arrow.DataType, min bool) any {
 // MayMatch reports whether row group block bi of v (an index into
 // v.Blocks()) can hold a row matching f, from its statistics alone: false
 // means it need not be read.
-func (s *Store) MayMatch(ctx context.Context, v *Version, bi int, f *filter.Filter) (bool, error) {
+func (s *Store) MayMatch(ctx context.Context, v *Version, bi int, f *filter.Filter) (_ bool, err error) {
 	b := v.blocks[bi]
+	defer parseGuard(versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path), &err)
 	file, err := s.openFile(ctx, v, b.File, s.mem)
 	if err != nil {
 		return false, err
@@ -498,7 +500,8 @@ func (r *Reader) filterPiece(ctx context.Context, v *Version, pc Block, f *filte
 // the runs of rows whose pages (page index: every filter column's page
 // holding the row) do not rule it out; b whole when there is no page
 // index.
-func (s *Store) candidatePieces(ctx context.Context, v *Version, b Block, f *filter.Filter) ([]Block, error) {
+func (s *Store) candidatePieces(ctx context.Context, v *Version, b Block, f *filter.Filter) (_ []Block, err error) {
+	defer parseGuard(versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path), &err)
 	file, err := s.openFile(ctx, v, b.File, s.mem)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/ipcguard"
 	"github.com/weftdata/weft/versions"
 )
 
@@ -27,11 +28,19 @@ func EncodeSchema(s *arrow.Schema) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeSchema reverses EncodeSchema.
-func DecodeSchema(data []byte) (*arrow.Schema, error) {
-	r, err := ipc.NewReader(bytes.NewReader(data))
+// DecodeSchema reverses EncodeSchema. The bytes are a stored manifest's,
+// so what they fail on is the store's damage: ErrCorrupt. They pass
+// through ipcguard first (arrow-go's IPC reader allocates by the sizes
+// they declare) and a panic of the reader is recovered.
+func DecodeSchema(data []byte) (_ *arrow.Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: decode schema: not a readable Arrow IPC schema (%v)", versions.ErrCorrupt, p)
+		}
+	}()
+	r, err := ipc.NewReader(ipcguard.New(bytes.NewReader(data), int64(len(data))))
 	if err != nil {
-		return nil, fmt.Errorf("decode schema: %w", err)
+		return nil, fmt.Errorf("%w: decode schema: %w", versions.ErrCorrupt, err)
 	}
 	defer r.Release()
 	return r.Schema(), nil

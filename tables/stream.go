@@ -68,20 +68,39 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 			}
 		}
 	}
+	// Not Parallel: pqarrow's parallel reads run goroutines that do not
+	// recover, and a damaged page must not end the process; the reads
+	// run here, under parseGuard.
 	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{
-		Parallel: true, BatchSize: max(1, batchBytes*want/max(1, rawBytes)), PreAllocBinaryData: true}, s.mem)
+		BatchSize: max(1, batchBytes*want/max(1, rawBytes)), PreAllocBinaryData: true}, s.mem)
 	if err != nil {
-		yield(nil, fmt.Errorf("open parquet %s: %w", f.key, err))
+		yield(nil, corrupt(f.key, fmt.Errorf("open parquet %s: %w", f.key, err)))
 		return false
 	}
-	rr, err := fr.GetRecordReader(ctx, leaves, groups)
+	var rr pqarrow.RecordReader
+	err = guarded(f.key, func() (err error) {
+		rr, err = fr.GetRecordReader(ctx, leaves, groups)
+		return err
+	})
 	if err != nil {
 		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
 		return false
 	}
 	defer rr.Release()
 	var got int64
-	for rr.Next() {
+	for {
+		var more bool
+		err := guarded(f.key, func() error {
+			more = rr.Next()
+			return rr.Err()
+		})
+		if err != nil {
+			yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
+			return false
+		}
+		if !more {
+			break
+		}
 		rec, err := Reorder(rr.RecordBatch(), projected)
 		if err != nil {
 			yield(nil, err)
@@ -91,10 +110,6 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 		if !yield(rec, nil) {
 			return false
 		}
-	}
-	if err := rr.Err(); err != nil {
-		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
-		return false
 	}
 	if got != want {
 		yield(nil, fmt.Errorf("%w: %s@%s file %d gave %d rows for row groups %v, manifest says %d", versions.ErrCorrupt, v.Table, v.Commit.Short(), fi, got, groups, want))

@@ -49,7 +49,11 @@ func ManifestKey(p ProjectName, m ManifestID) string { return ManifestsPrefix(p)
 
 // DataPrefix is the key prefix of the data files of p (DataFile.Path is
 // relative to ProjectKey(p) and starts with "data/").
-func DataPrefix(p ProjectName) string { return ProjectKey(p) + "data/" }
+func DataPrefix(p ProjectName) string { return ProjectKey(p) + DataDir }
+
+// DataDir is the part of a project's key space holding data files: every
+// manifest's data file path starts with it.
+const DataDir = "data/"
 
 // DataPath is the path, relative to its project, of data file id (a
 // random hex name) of table t: what a manifest records (DataFile.Path).

@@ -3,10 +3,14 @@ package versions
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
 )
 
 // Format versions of the stored objects. Bump on any change to their fields
@@ -217,17 +221,25 @@ func (m *Manifest) seal() {
 
 // validate checks a manifest's internal consistency.
 func (m *Manifest) validate() error {
+	var total int64
 	for _, f := range m.Files {
+		if err := validDataPath(f.Path); err != nil {
+			return err
+		}
 		var sum int64
 		for _, n := range f.RowGroups {
-			if n < 0 {
-				return fmt.Errorf("%w: file %s has a negative row group size", ErrInvalid, f.Path)
+			if n < 0 || n > math.MaxInt64-sum {
+				return fmt.Errorf("%w: file %s has a row group of %d rows after %d (negative, or past 2^63 rows in all)", ErrInvalid, f.Path, n, sum)
 			}
 			sum += n
 		}
 		if sum != f.Rows || f.Rows < 0 || f.Size < 0 {
 			return fmt.Errorf("%w: file %s: row groups sum to %d, rows say %d", ErrInvalid, f.Path, sum, f.Rows)
 		}
+		if f.Rows > math.MaxInt64-total {
+			return fmt.Errorf("%w: the files hold more than 2^63 rows", ErrInvalid)
+		}
+		total += f.Rows
 	}
 	for i, o := range m.Media {
 		if err := o.Validate(); err != nil {
@@ -240,6 +252,35 @@ func (m *Manifest) validate() error {
 	return nil
 }
 
+// validDataPath checks a manifest's data file path: a valid key under the
+// project's data directory ("data/TABLE/UUID.parquet"), so that a damaged
+// manifest cannot send reads (or a collector's keep list) elsewhere.
+func validDataPath(path string) error {
+	if !strings.HasPrefix(path, DataDir) || bucket.ValidateKey(path) != nil {
+		return fmt.Errorf("%w: data file path %s is not a key under %s", ErrInvalid, errdefs.Quote(path), DataDir)
+	}
+	return nil
+}
+
+// validate checks the names and ids a commit holds: they become object
+// keys (its parent's, its manifests').
+func (c *Commit) validate() error {
+	if c.Parent != "" {
+		if _, err := ParseCommitID(string(c.Parent)); err != nil {
+			return fmt.Errorf("parent: %w", err)
+		}
+	}
+	for t, mid := range c.Tables {
+		if _, err := ParseTableName(string(t)); err != nil {
+			return err
+		}
+		if _, err := ParseManifestID(string(mid)); err != nil {
+			return fmt.Errorf("table %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
 func decodeCommit(data []byte, want CommitID) (*Commit, error) {
 	var c Commit
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -247,6 +288,10 @@ func decodeCommit(data []byte, want CommitID) (*Commit, error) {
 	}
 	if c.Format != CommitFormat {
 		return nil, fmt.Errorf("%w: commit %s has format %d; this Weft reads format %d (upgrade Weft)", ErrCorrupt, want, c.Format, CommitFormat)
+	}
+	if err := c.validate(); err != nil {
+		// The store's damage: the chain keeps only ErrCorrupt.
+		return nil, fmt.Errorf("%w: commit %s: %s", ErrCorrupt, want, err.Error())
 	}
 	c.seal()
 	if c.ID != want {

@@ -173,10 +173,22 @@ func (s *Store) Head(ctx context.Context, p ProjectName, b BranchName) (CommitID
 	return head, err
 }
 
+// getSmall reads an object this package wrote with PutIfAbsent or
+// CompareAndSwap, so at most bucket.MaxConditionalSize bytes: a larger
+// one at its key (another tool's, a damaged one) is the store's damage,
+// and is not read into memory.
+func (s *Store) getSmall(ctx context.Context, key string) ([]byte, bucket.ObjectInfo, error) {
+	data, info, err := bucket.GetSmall(ctx, s.b, key, bucket.MaxConditionalSize)
+	if errors.Is(err, bucket.ErrObjectTooLarge) {
+		return nil, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return data, info, err
+}
+
 func refBody(c CommitID) []byte { return []byte(string(c) + "\n") }
 
 func (s *Store) readRef(ctx context.Context, p ProjectName, b BranchName) (CommitID, bucket.ETag, error) {
-	data, info, err := s.b.Get(ctx, RefKey(p, b))
+	data, info, err := s.getSmall(ctx, RefKey(p, b))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return "", "", fmt.Errorf("%w: %q in project %q", ErrBranchNotFound, b, p)
 	}
@@ -253,7 +265,7 @@ func (s *Store) resolvePrefix(ctx context.Context, p ProjectName, prefix string)
 
 // GetCommit reads and verifies commit id of project p.
 func (s *Store) GetCommit(ctx context.Context, p ProjectName, id CommitID) (*Commit, error) {
-	data, _, err := s.b.Get(ctx, CommitKey(p, id))
+	data, _, err := s.getSmall(ctx, CommitKey(p, id))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s in project %q", ErrCommitNotFound, id, p)
 	}
@@ -316,7 +328,7 @@ func (s *Store) PutManifest(ctx context.Context, p ProjectName, m *Manifest) (Ma
 
 // GetManifest reads and verifies manifest id of project p.
 func (s *Store) GetManifest(ctx context.Context, p ProjectName, id ManifestID) (*Manifest, error) {
-	data, _, err := s.b.Get(ctx, ManifestKey(p, id))
+	data, _, err := s.getSmall(ctx, ManifestKey(p, id))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s in project %q", ErrManifestNotFound, id, p)
 	}

@@ -196,7 +196,7 @@ func TestIDsAreContentHashes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(7), m.Rows())
 
-	_, err = s.PutManifest(ctx, "p", &versions.Manifest{Table: "t", Files: []versions.DataFile{{Path: "x", Rows: 3, RowGroups: []int64{1}}}})
+	_, err = s.PutManifest(ctx, "p", &versions.Manifest{Table: "t", Files: []versions.DataFile{{Path: "data/t/x.parquet", Rows: 3, RowGroups: []int64{1}}}})
 	require.ErrorIs(t, err, versions.ErrInvalid)
 }
 
@@ -228,7 +228,7 @@ func TestConcurrentCommits(t *testing.T) {
 						}
 						n = m.Rows()
 					}
-					m := &versions.Manifest{Table: table, Files: []versions.DataFile{{Path: "f", Rows: n + 1, RowGroups: []int64{n + 1}}}}
+					m := &versions.Manifest{Table: table, Files: []versions.DataFile{{Path: "data/t/f.parquet", Rows: n + 1, RowGroups: []int64{n + 1}}}}
 					id, err := s.PutManifest(ctx, "p", m)
 					return map[versions.TableName]versions.ManifestID{table: id}, err
 				})
@@ -279,4 +279,57 @@ func TestCommitChangeErrorCommitsNothing(t *testing.T) {
 	require.ErrorIs(t, err, versions.ErrBranchNotFound)
 	_, err = s.Commit(ctx, "nope", "main", "x", nil)
 	require.ErrorIs(t, err, versions.ErrProjectNotFound)
+}
+
+// plainBucket is a Bucket of another package: bucket.GetSmall falls back
+// to its Get.
+type plainBucket struct{ bucket.Bucket }
+
+// TestHugeObjectsAreCorrupt: a ref, commit, manifest or run record over
+// the size this package ever writes (another tool's object at its key, a
+// damaged one) is Corrupt, refused before it is read into memory (by the
+// backends of package bucket; any other Bucket still gets the error, after
+// reading it).
+func TestHugeObjectsAreCorrupt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	huge := strings.Repeat("x", bucket.MaxConditionalSize+1)
+	for _, tc := range []struct {
+		name string
+		key  func(root *versions.Commit) string
+		read func(s *versions.Store, root *versions.Commit) error
+	}{
+		{"ref", func(*versions.Commit) string { return versions.RefKey("p", "main") }, func(s *versions.Store, _ *versions.Commit) error {
+			_, err := s.Resolve(ctx, "p", "main")
+			return err
+		}},
+		{"commit", func(root *versions.Commit) string { return versions.CommitKey("p", root.ID) }, func(s *versions.Store, root *versions.Commit) error {
+			_, err := s.GetCommit(ctx, "p", root.ID)
+			return err
+		}},
+		{"manifest", func(*versions.Commit) string {
+			return versions.ManifestKey("p", versions.ManifestID(strings.Repeat("ab", 32)))
+		}, func(s *versions.Store, _ *versions.Commit) error {
+			_, err := s.GetManifest(ctx, "p", versions.ManifestID(strings.Repeat("ab", 32)))
+			return err
+		}},
+		{"run record", func(*versions.Commit) string { return versions.RunKey("p", strings.Repeat("cd", 32)) }, func(s *versions.Store, _ *versions.Commit) error {
+			_, err := s.GetRunRecord(ctx, "p", strings.Repeat("cd", 32))
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, b := range []bucket.Bucket{bucket.NewMem(), plainBucket{bucket.NewMem()}} {
+				s, err := versions.New(b, versions.DefaultOptions())
+				require.NoError(t, err)
+				root, err := s.CreateProject(ctx, "p")
+				require.NoError(t, err)
+				_, err = b.Put(ctx, tc.key(root), strings.NewReader(huge), int64(len(huge)))
+				require.NoError(t, err)
+				err = tc.read(s, root)
+				require.ErrorIs(t, err, versions.ErrCorrupt)
+				require.ErrorIs(t, err, bucket.ErrObjectTooLarge)
+			}
+		})
+	}
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, newBucket func(t *testing.T) bucket.Bucket) {
 		{"CompareAndSwapRace", testCompareAndSwapRace},
 		{"CompareAndSwapCounter", testCompareAndSwapCounter},
 		{"TooLarge", testTooLarge},
+		{"GetSmall", testGetSmall},
 		{"ReadAtEdges", testReadAtEdges},
 		{"ReadAtParallel", testReadAtParallel},
 		{"OpenPinsVersion", testOpenPinsVersion},
@@ -693,6 +694,23 @@ func testNestedKeys(t *testing.T, b bucket.Bucket) {
 		require.NoError(t, b.Delete(ctx, first))
 		requireContent(t, b, second, []byte(second))
 	}
+}
+
+// testGetSmall: GetSmall reads an object up to its limit and refuses a
+// larger one with ErrObjectTooLarge.
+func testGetSmall(t *testing.T, b bucket.Bucket) {
+	ctx := t.Context()
+	data := randBytes(11, 1000)
+	e := put(t, b, "small/a", data)
+	got, info, err := bucket.GetSmall(ctx, b, "small/a", 1000)
+	require.NoError(t, err)
+	require.Equal(t, data, got)
+	require.Equal(t, e, info.ETag)
+	require.EqualValues(t, 1000, info.Size)
+	_, _, err = bucket.GetSmall(ctx, b, "small/a", 999)
+	require.ErrorIs(t, err, bucket.ErrObjectTooLarge)
+	_, _, err = bucket.GetSmall(ctx, b, "small/missing", 1000)
+	require.ErrorIs(t, err, bucket.ErrNotFound)
 }
 
 func testLargeObject(t *testing.T, b bucket.Bucket) {

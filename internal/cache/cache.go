@@ -39,6 +39,7 @@ package cache
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -211,6 +212,20 @@ func (c *Cache[K, V]) Get(ctx context.Context, k K, load Loader[V]) (*Handle[K, 
 	return nil, ctx.Err()
 }
 
+// safeLoad runs load, turning a panic into its error: the load runs on
+// the cache's goroutine, where a panic would end the process and leave
+// the flight's waiters waiting. Loaders should not panic; one that does
+// on bad input (a damaged object) fails its Get instead.
+func safeLoad[V any](ctx context.Context, load Loader[V]) (val V, size int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero V
+			val, size, err = zero, 0, fmt.Errorf("cache load panicked: %v", p)
+		}
+	}()
+	return load(ctx)
+}
+
 func (c *Cache[K, V]) run(ctx context.Context, k K, f *flight[K, V], load Loader[V]) {
 	defer f.cancel()
 	var (
@@ -219,7 +234,7 @@ func (c *Cache[K, V]) run(ctx context.Context, k K, f *flight[K, V], load Loader
 		err  error
 	)
 	if err = ctx.Err(); err == nil {
-		val, size, err = load(ctx)
+		val, size, err = safeLoad(ctx, load)
 	}
 	var evicted []*entry[K, V]
 	var orphan *entry[K, V]

@@ -283,3 +283,18 @@ func TestPurgeCancelsLoads(t *testing.T) {
 	c.Purge()
 	require.ErrorIs(t, <-errc, context.Canceled)
 }
+
+// TestLoadPanics: a loader that panics (on a damaged object) fails the
+// Get with an error instead of ending the process, and the next Get of
+// the key loads again.
+func TestLoadPanics(t *testing.T) {
+	t.Parallel()
+	c := New[int, *value](1<<20, nil)
+	defer c.Purge()
+	_, err := c.Get(context.Background(), 1, func(context.Context) (*value, int64, error) { panic("bad object") })
+	require.ErrorContains(t, err, "bad object")
+	h, err := c.Get(context.Background(), 1, loadOf(1, 10))
+	require.NoError(t, err)
+	require.Equal(t, 1, h.Value().id)
+	h.Release()
+}

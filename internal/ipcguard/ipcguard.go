@@ -1,4 +1,4 @@
-package importers
+package ipcguard
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
-// ipcGuard passes an Arrow IPC stream through, message by message, after
+// guard passes an Arrow IPC stream through, message by message, after
 // checking what arrow-go's reader would trust: it allocates a message's
 // body, and slices of the schema's fields, children and metadata, by the
 // sizes the message declares, so a hostile file could make it allocate
@@ -20,7 +20,7 @@ import (
 // (whose declared uncompressed sizes would be allocated too; datasets never
 // writes them). Other corruption is left to the reader and to the batch
 // validation after it.
-type ipcGuard struct {
+type guard struct {
 	r      io.Reader
 	left   int64 // bytes of the file not read yet
 	out    []byte
@@ -37,9 +37,13 @@ const (
 	ipcMaxFields = 100_000
 )
 
-func newIPCGuard(r io.Reader, size int64) *ipcGuard { return &ipcGuard{r: r, left: size} }
+// New returns r, a stream of size bytes, guarded: read it with arrow-go's
+// ipc.NewReader, and recover panics around that reader (out-of-range
+// offsets panic in the flatbuffers library; the guard has made them the
+// worst a hostile stream can do).
+func New(r io.Reader, size int64) io.Reader { return &guard{r: r, left: size} }
 
-func (g *ipcGuard) Read(p []byte) (int, error) {
+func (g *guard) Read(p []byte) (int, error) {
 	for {
 		if g.err != nil {
 			return 0, g.err
@@ -73,7 +77,7 @@ func (g *ipcGuard) Read(p []byte) (int, error) {
 
 // next reads the next message's prefix and metadata, checks them, and
 // queues them for the reader.
-func (g *ipcGuard) next() error {
+func (g *guard) next() error {
 	var pre [8]byte
 	n, err := io.ReadFull(g.r, pre[:4])
 	if n == 0 && errors.Is(err, io.EOF) {
@@ -141,7 +145,7 @@ const (
 // check validates one message's flatbuffer and returns its body length.
 // Out-of-range offsets panic in the flatbuffers library; the caller
 // recovers them as bad input.
-func (g *ipcGuard) check(buf []byte) (int64, error) {
+func (g *guard) check(buf []byte) (int64, error) {
 	root := flatbuffers.GetUOffsetT(buf)
 	if int(root) >= len(buf) {
 		return 0, fmt.Errorf("its metadata is not a flatbuffer")
@@ -184,9 +188,9 @@ func (g *ipcGuard) check(buf []byte) (int64, error) {
 	return 0, fmt.Errorf("it is a message of type %d, not a schema or a record batch", typ)
 }
 
-func (g *ipcGuard) batch(t *flatbuffers.Table) error {
+func (g *guard) batch(t *flatbuffers.Table) error {
 	if t.Offset(batchCompression) != 0 {
-		return fmt.Errorf("its record batch is compressed (LZ4 or ZSTD IPC buffers), which this importer does not read")
+		return fmt.Errorf("its record batch is compressed (LZ4 or ZSTD IPC buffers), which this reader does not take")
 	}
 	for _, v := range []struct {
 		slot flatbuffers.VOffsetT
@@ -200,7 +204,7 @@ func (g *ipcGuard) batch(t *flatbuffers.Table) error {
 }
 
 // fieldsOf checks the vector of Field tables in slot of t, recursively.
-func (g *ipcGuard) fieldsOf(t *flatbuffers.Table, slot flatbuffers.VOffsetT, depth int) error {
+func (g *guard) fieldsOf(t *flatbuffers.Table, slot flatbuffers.VOffsetT, depth int) error {
 	if depth > ipcMaxDepth {
 		return fmt.Errorf("its schema nests deeper than %d levels", ipcMaxDepth)
 	}
@@ -229,7 +233,7 @@ func (g *ipcGuard) fieldsOf(t *flatbuffers.Table, slot flatbuffers.VOffsetT, dep
 }
 
 // vector checks that the vector in slot of t (if any) fits in the buffer.
-func (g *ipcGuard) vector(t *flatbuffers.Table, slot flatbuffers.VOffsetT, elem int) error {
+func (g *guard) vector(t *flatbuffers.Table, slot flatbuffers.VOffsetT, elem int) error {
 	o := t.Offset(slot)
 	if o == 0 {
 		return nil

@@ -1,0 +1,74 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/weftdata/weft/bucket"
+	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/versions"
+)
+
+// Data files live in the user's bucket, so one can be half written,
+// flipped or another tool's. Whatever a read of one fails on, other than
+// the bucket itself or the caller's context, is that file's damage: an
+// error of kind Corrupt naming it, never Internal, and never a panic.
+// Every function that parses a data file on its goroutine defers
+// parseGuard; the Parquet reader runs no goroutines of its own for us
+// (pqarrow's Parallel reads are off: a panic in one of its goroutines
+// would end the process), the column reads we run in parallel guard
+// themselves.
+
+// ioError marks an error of the bucket (a failed ranged read): it keeps
+// its own kind, or none (an I/O fault), and is not the file's damage.
+type ioError struct{ err error }
+
+func (e *ioError) Error() string { return e.err.Error() }
+func (e *ioError) Unwrap() error { return e.err }
+
+// bucketReader is a bucket.Reader whose read errors (other than io.EOF,
+// which the Parquet reader expects at a file's end) are ioErrors.
+type bucketReader struct{ bucket.Reader }
+
+func (r bucketReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.Reader.ReadAt(p, off)
+	if err != nil && err != io.EOF { //nolint:errorlint // io.ReaderAt returns io.EOF itself
+		err = &ioError{err}
+	}
+	return n, err
+}
+
+// corrupt returns err as the damage of data file key: unchanged when it
+// has a kind, is the bucket's (ioError) or the context's; else wrapped in
+// versions.ErrCorrupt, naming key unless it already does.
+func corrupt(key string, err error) error {
+	var ie *ioError
+	switch {
+	case err == nil, errdefs.Kind(err) != nil, errors.As(err, &ie),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case strings.Contains(err.Error(), key):
+		return fmt.Errorf("%w: %w", versions.ErrCorrupt, err)
+	}
+	return fmt.Errorf("%w: data file %s: %w", versions.ErrCorrupt, key, err)
+}
+
+// parseGuard, deferred with a pointer to the named error result of a
+// function that reads data file key, turns a panic of the Parquet reader
+// into ErrCorrupt and reclassifies the error (corrupt).
+func parseGuard(key string, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%w: data file %s: the Parquet reader failed on it (%v)", versions.ErrCorrupt, key, p)
+		return
+	}
+	*err = corrupt(key, *err)
+}
+
+// guarded runs fn, a step of reading data file key, under parseGuard.
+func guarded(key string, fn func() error) (err error) {
+	defer parseGuard(key, &err)
+	return fn()
+}
