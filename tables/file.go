@@ -135,12 +135,12 @@ func readFooter(r bucket.Reader, key string) (*fileMeta, error) {
 		return nil, fmt.Errorf("%w: data file %s has a footer of %d bytes", versions.ErrCorrupt, key, footerLen)
 	}
 	need := size - 8 - footerLen
+	var err error
 	if need < off {
-		more := make([]byte, off-need)
-		if _, err := r.ReadAt(more, need); err != nil {
+		if buf, err = readBefore(r, buf, need, off); err != nil {
 			return nil, fmt.Errorf("read footer of %s: %w", key, err)
 		}
-		buf, off = append(more, buf...), need
+		off = need
 	}
 	md, err := metadata.NewFileMetaData(buf[need-off:size-8-off], nil)
 	if err != nil {
@@ -172,16 +172,28 @@ func readFooter(r bucket.Reader, key string) (*fileMeta, error) {
 	if need-start > maxFooterBytes {
 		start = need // a page index this large is read on demand instead
 	}
+	// Keep only from the page index on (the first read may hold data).
 	if start < off {
-		more := make([]byte, off-start)
-		if _, err := r.ReadAt(more, start); err != nil {
+		if buf, err = readBefore(r, buf, start, off); err != nil {
 			return nil, fmt.Errorf("read page index of %s: %w", key, err)
 		}
-		buf, off = append(more, buf...), start
+	} else {
+		buf = slices.Clone(buf[start-off:])
 	}
-	// Keep only from the page index on (the first read may hold data).
-	buf = slices.Clone(buf[start-off:])
 	return &fileMeta{md: md, size: size, tail: buf, tailOff: start}, nil
+}
+
+// readBefore returns the bytes [from, off+len(buf)) of r: buf holds those
+// from off on, the rest is read into one buffer of the final size (a
+// footer read again under memory pressure is a few MiB: no copies beyond
+// it).
+func readBefore(r bucket.Reader, buf []byte, from, off int64) ([]byte, error) {
+	all := make([]byte, off-from+int64(len(buf)))
+	if _, err := r.ReadAt(all[:off-from], from); err != nil {
+		return nil, err
+	}
+	copy(all[off-from:], buf)
+	return all, nil
 }
 
 // arrowSchemaKey is the footer key under which pqarrow stores the Arrow
