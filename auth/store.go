@@ -122,7 +122,7 @@ func (s *Store) lookup(ctx context.Context, hash string) (*Token, error) {
 	if ok && now.Sub(c.fetched) < s.opts.CacheTTL {
 		return c.tok, nil
 	}
-	data, _, err := s.b.Get(ctx, versions.TokenKey(hash))
+	data, _, err := getSmall(ctx, s.b, versions.TokenKey(hash))
 	var tok *Token
 	switch {
 	case errors.Is(err, bucket.ErrNotFound):

@@ -224,7 +224,7 @@ func ListTicketKeys(ctx context.Context, b bucket.Bucket) ([]*TicketKey, error) 
 		if perr != nil || kidKey(uint32(id)) != info.Key {
 			return nil, fmt.Errorf("%w: unexpected object %s among the ticket keys", ErrCorrupt, info.Key)
 		}
-		data, _, err := b.Get(ctx, info.Key)
+		data, _, err := getSmall(ctx, b, info.Key)
 		if errors.Is(err, bucket.ErrNotFound) {
 			continue // removed meanwhile
 		}
@@ -302,4 +302,16 @@ func RemoveTicketKey(ctx context.Context, b bucket.Bucket, id uint32) error {
 		return nil
 	}
 	return fmt.Errorf("%w: no ticket key %d (see 'flightd admin ticket-key list')", ErrKeyNotFound, id)
+}
+
+// getSmall reads a token record or ticket key: objects this package
+// writes with PutIfAbsent, so at most bucket.MaxConditionalSize bytes. A
+// larger one at such a key (another tool's, a damaged one) is ErrCorrupt
+// and is not read into memory.
+func getSmall(ctx context.Context, b bucket.Bucket, key string) ([]byte, bucket.ObjectInfo, error) {
+	data, info, err := bucket.GetSmall(ctx, b, key, bucket.MaxConditionalSize)
+	if errors.Is(err, bucket.ErrObjectTooLarge) {
+		return nil, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return data, info, err
 }

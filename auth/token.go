@@ -133,7 +133,7 @@ func ListTokens(ctx context.Context, b bucket.Bucket) ([]*Token, error) {
 			return nil, fmt.Errorf("list tokens: %w", err)
 		}
 		hash := strings.TrimPrefix(info.Key, versions.TokenPrefix)
-		data, _, err := b.Get(ctx, info.Key)
+		data, _, err := getSmall(ctx, b, info.Key)
 		if errors.Is(err, bucket.ErrNotFound) {
 			continue // revoked meanwhile
 		}
@@ -172,7 +172,7 @@ func RevokeToken(ctx context.Context, b bucket.Bucket, id string) (*Token, error
 		return nil, fmt.Errorf("%w: id %s matches %d tokens; give more digits", ErrInvalid, id, len(keys))
 	}
 	hash := strings.TrimPrefix(keys[0], versions.TokenPrefix)
-	data, _, err := b.Get(ctx, keys[0])
+	data, _, err := getSmall(ctx, b, keys[0])
 	if err != nil {
 		return nil, fmt.Errorf("read token %s: %w", id, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/weftdata/weft/auth"
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/versions"
 )
 
 // clock is a settable test clock.
@@ -212,5 +213,38 @@ func TestIsLoopback(t *testing.T) {
 		":8815": false, "0.0.0.0:8815": false, "[::]:1": false, "10.0.0.1:8815": false, "example.com:1": false,
 	} {
 		require.Equal(t, want, auth.IsLoopback(addr), addr)
+	}
+}
+
+// TestHugeRecordsAreCorrupt: an object over bucket.MaxConditionalSize at a
+// token's or a ticket key's key (another tool's, a damaged one) is
+// ErrCorrupt and is never read whole into memory.
+func TestHugeRecordsAreCorrupt(t *testing.T) {
+	ctx := context.Background()
+	b := newFS(t)
+	c := newClock()
+	secret, tok, err := auth.CreateToken(ctx, b, auth.TokenSpec{Name: "reader", Projects: map[string]auth.Scope{"a": auth.Read}}, c.Now())
+	require.NoError(t, err)
+	_, err = auth.RotateTicketKey(ctx, b, c.Now())
+	require.NoError(t, err)
+	huge := bytes.Repeat([]byte("x"), bucket.MaxConditionalSize+1)
+	for _, prefix := range []string{versions.TokenPrefix, versions.TicketKeyPrefix} {
+		for info, err := range b.List(ctx, prefix) {
+			require.NoError(t, err)
+			_, err = b.Put(ctx, info.Key, bytes.NewReader(huge), int64(len(huge)))
+			require.NoError(t, err)
+		}
+	}
+	for name, call := range map[string]func() error{
+		"authenticate": func() error { _, err := newStore(t, b, c).Authenticate(ctx, secret); return err },
+		"list tokens":  func() error { _, err := auth.ListTokens(ctx, b); return err },
+		"revoke":       func() error { _, err := auth.RevokeToken(ctx, b, tok.ID); return err },
+		"ticket keys":  func() error { _, err := auth.ListTicketKeys(ctx, b); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := call()
+			require.ErrorIs(t, err, auth.ErrCorrupt)
+			require.ErrorIs(t, err, bucket.ErrObjectTooLarge)
+		})
 	}
 }
