@@ -325,6 +325,7 @@ class Ring:
             return ipc.read_record_batch(msg, schema)
         key, span = (desc.slot, desc.generation), (desc.offset, desc.offset + desc.length)
         with self._lock:
+            before = self._live.get(key)  # read already (a second read of one step)
             self._live[key] = span
         try:
             return ipc.read_record_batch(msg, schema)
@@ -332,7 +333,10 @@ class Ring:
             # Unread, so unwritten: nothing to drop, no release due.
             with self._lock:
                 if self._live.get(key) == span:
-                    del self._live[key]
+                    if before is None:
+                        del self._live[key]
+                    else:
+                        self._live[key] = before
             raise
 
     def release(self, desc: SlotDescriptor) -> None:
