@@ -48,7 +48,7 @@ def main() -> None:
     for mib in (int(s) for s in args.sizes.split(",")):
         batch = step(mib, 1)
         msg = batch.serialize().to_pybytes()
-        slot = (len(msg) + 4095) // 4096 * 4096 + 64  # 64-byte aligned, not page aligned, as flightd's
+        slot = (len(msg) + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE  # whole pages, as flightd's
         path = f"/dev/shm/weft-bench-{os.getpid()}"
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.posix_fallocate(fd, 0, 2 * slot)
@@ -60,7 +60,7 @@ def main() -> None:
         try:
             for mode in ("pagemap", "whole-range"):
                 for writes in ("none", "one page", "all"):
-                    ring = _slots.Ring(path, use_pagemap=mode == "pagemap")
+                    ring = _slots.Ring(path, slot, use_pagemap=mode == "pagemap")
                     assert ring.tracking == mode, ring.tracking
                     rel, chk, nxt, ref, wr = [], [], [], [], []
                     gen = 0

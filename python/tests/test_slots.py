@@ -37,6 +37,7 @@ class Writer:
     """A running slotwriter: its descriptor and schema, and its stdin for the release."""
 
     def __init__(self, binary, rows, slot_bytes=1 << 20):
+        self.slot_bytes = slot_bytes
         self.proc = subprocess.Popen([binary, "-rows", str(rows), "-slot-bytes", str(slot_bytes)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         line = self.proc.stdout.readline()
@@ -90,7 +91,7 @@ def test_read_batch_zero_copy(slotwriter, rows):
         assert stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
         assert st.st_uid == os.getuid()
 
-        ring = _slots.Ring(d.ring)
+        ring = _slots.Ring(d.ring, w.slot_bytes)
         batch = ring.read_batch(d, w.schema)
         assert batch.schema == w.schema
         assert batch.num_rows == rows
@@ -146,11 +147,19 @@ def test_descriptor_checked(slotwriter, tmp_path):
             _slots.SlotDescriptor.from_json({**d.__dict__, "generation": 0})
         with pytest.raises(ValueError):
             _slots.SlotDescriptor.from_json({**d.__dict__, "extra": 1})
-        with _slots.Ring(d.ring) as ring:
+        with _slots.Ring(d.ring, w.slot_bytes) as ring:
             past = _slots.SlotDescriptor(d.ring, d.slot, d.generation, ring.size - 8, 64)
             with pytest.raises(ValueError, match="past the end"):
                 ring.read_batch(past, w.schema)
+            # bytes of slot 1 named as slot 0's
+            other = _slots.SlotDescriptor(d.ring, 1 - d.slot, d.generation, d.offset, d.length)
+            with pytest.raises(ValueError, match=f"not inside slot {other.slot}"):
+                ring.read_batch(other, w.schema)
+            assert ring._live == {}
         rings = _slots.Rings()
+        with pytest.raises(ValueError, match="no stream header named"):
+            rings.read_batch(d.__dict__, w.schema)
+        rings.expect(d.ring, w.slot_bytes)
         assert rings.read_batch(d.__dict__, w.schema).num_rows == 10
         rings.close()
     finally:
@@ -178,23 +187,27 @@ MODES = ["pagemap", "whole-range"]
 
 
 class FakeServer:
-    """A ring file in /dev/shm with the server's shared, writable mapping."""
+    """A ring file in /dev/shm of ``slots`` slots of ``slot_bytes`` bytes,
+    with the server's shared, writable mapping."""
 
-    def __init__(self, tmp_name: str, size: int):
+    def __init__(self, tmp_name: str, slot_bytes: int, slots: int):
         if not os.path.isdir(SHM):
             pytest.skip(f"SKIPPED: {SHM} is missing")
+        self.slot_bytes = slot_bytes
         self.path = os.path.join(SHM, f"weft-test-ring-{os.getpid()}-{tmp_name}")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            os.posix_fallocate(fd, 0, size)
-            self.mm = _mmap.mmap(fd, size, _mmap.MAP_SHARED)
+            os.posix_fallocate(fd, 0, slots * slot_bytes)
+            self.mm = _mmap.mmap(fd, slots * slot_bytes, _mmap.MAP_SHARED)
         finally:
             os.close(fd)
         self.gen: dict[int, int] = {}
 
-    def put(self, slot: int, offset: int, batch: pa.RecordBatch) -> _slots.SlotDescriptor:
-        """Write batch's message at offset (as flightd does into a slot)."""
+    def put(self, slot: int, batch: pa.RecordBatch, at: int = 0) -> _slots.SlotDescriptor:
+        """Write batch's message at byte ``at`` of the slot (as flightd does)."""
         msg = batch.serialize().to_pybytes()
+        assert at + len(msg) <= self.slot_bytes, f"a message of {len(msg)} bytes at {at} does not fit the slot"
+        offset = slot * self.slot_bytes + at
         self.mm[offset:offset + len(msg)] = msg
         self.gen[slot] = self.gen.get(slot, 0) + 1
         return _slots.SlotDescriptor(self.path, slot, self.gen[slot], offset, len(msg))
@@ -208,14 +221,27 @@ class FakeServer:
 
 
 @pytest.fixture
-def server(request):
-    s = FakeServer(request.node.name.replace("[", "-").replace("]", ""), 1 << 20)
-    yield s
-    s.close()
+def make_server(request):
+    made: list[FakeServer] = []
+    name = request.node.name.replace("[", "-").replace("]", "")
+
+    def make(slot_bytes: int = 512 << 10, slots: int = 2) -> FakeServer:
+        made.append(FakeServer(f"{name}-{len(made)}", slot_bytes, slots))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+@pytest.fixture
+def server(make_server):
+    """Two slots of 512 KiB."""
+    return make_server()
 
 
 def ring_of(server: FakeServer, mode: str) -> _slots.Ring:
-    ring = _slots.Ring(server.path, use_pagemap=(mode == "pagemap"))
+    ring = _slots.Ring(server.path, server.slot_bytes, use_pagemap=(mode == "pagemap"))
     if mode == "pagemap" and ring.tracking != "pagemap":
         msg = "/proc/self/pagemap does not show copy-on-write pages here: only the whole-range mode is tested"
         print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
@@ -245,6 +271,31 @@ def check_is(batch: pa.RecordBatch, want: pa.RecordBatch):
     assert batch.equals(want), "a step shows bytes that are not the server's"
 
 
+@pytest.mark.parametrize("slot_bytes", [PAGE + 64, 64 * 40, PAGE * 3 // 2, 3 * PAGE + 64 * 17])
+def test_a_ring_whose_slots_are_not_whole_pages_is_refused(make_server, slot_bytes):
+    """An older flightd made slots 64-byte aligned only (two steps could
+    share a page): its ring is not mapped, and the error names its slot
+    size. Rings refuses it at the stream's header, and maps no ring no
+    header named."""
+    server = make_server(slot_bytes, 3)
+    why = rf"host slots are {slot_bytes} bytes, not whole pages of {PAGE} .*older than this client"
+    with pytest.raises(_slots.NotWholePages, match=why):
+        _slots.Ring(server.path, slot_bytes)
+    rings = _slots.Rings()
+    with pytest.raises(_slots.NotWholePages, match=why):
+        rings.expect(server.path, slot_bytes)
+    b = numbers(3, 1)
+    with pytest.raises(ValueError, match="no stream header named"):
+        rings.read_batch(server.put(0, b), b.schema)
+    for missing in (None, 0, "4096", 4096.0):
+        with pytest.raises(_slots.NotWholePages, match="no slot size"):
+            rings.expect(server.path, missing)
+    # a header whose slot size does not divide the file
+    with pytest.raises(ValueError, match="not whole slots"):
+        _slots.Ring(server.path, PAGE * 1000)
+    rings.close()
+
+
 def test_private_mapping_sees_the_servers_later_writes(server):
     """tmpfs shares its pages with a private mapping until the client
     writes one: what the server writes after the client mapped (and read)
@@ -252,13 +303,13 @@ def test_private_mapping_sees_the_servers_later_writes(server):
     ring = ring_of(server, "whole-range")
     try:
         before = numbers(1000, 1)
-        d1 = server.put(0, 0, before)
+        d1 = server.put(0, before)
         check_is(ring.read_batch(d1, before.schema), before)  # faulted in, read
         after = numbers(1000, 2)
-        d2 = server.put(0, 0, after)  # the server rewrites the pages the client has mapped
+        d2 = server.put(0, after)  # the server rewrites the pages the client has mapped
         assert ring.message(d2).to_pybytes() == server.file_bytes(d2)
         untouched = numbers(50, 3)
-        d3 = server.put(1, 512 * 1024, untouched)  # pages the client never read
+        d3 = server.put(1, untouched)  # pages the client never read
         check_is(ring.read_batch(d3, untouched.schema), untouched)
     finally:
         ring.close()
@@ -268,8 +319,8 @@ def test_private_mapping_sees_the_servers_later_writes(server):
 def test_writes_are_private_and_dropped_at_release(server, mode):
     ring = ring_of(server, mode)
     try:
-        first = numbers(20000, 1)  # ~400 KiB: many pages
-        d = server.put(0, 0, first)
+        first = numbers(20000, 1)  # ~470 KiB: many pages
+        d = server.put(0, first)
         t = to_tensors(ring.read_batch(d, first.schema), views=True)
         assert ring.address <= t["id"].data_ptr() < ring.address + ring.size, "a view on the slot"
         t["id"] -= 5  # in place, on the mapping: no SIGSEGV
@@ -282,7 +333,7 @@ def test_writes_are_private_and_dropped_at_release(server, mode):
             written = (20000 * 8 + 20000 * 16) // PAGE
             assert written <= ring.stats["dropped"] <= written + 4, ring.stats
         second = numbers(20000, 9)
-        d2 = server.put(0, 0, second)
+        d2 = server.put(0, second)
         t2 = ring.read_batch(d2, second.schema)
         check_is(t2, second)
         assert t["id"][0].item() == 9, "a released step's tensor shows the file"
@@ -295,7 +346,7 @@ def test_release_drops_only_written_pages(server, mode):
     ring = ring_of(server, mode)
     try:
         b = numbers(20000, 1)
-        d = server.put(0, 0, b)
+        d = server.put(0, b)
         t = to_tensors(ring.read_batch(d, b.schema), views=True)
         t["id"][0] = -1  # one page
         before = ring.stats["dropped"]
@@ -303,100 +354,74 @@ def test_release_drops_only_written_pages(server, mode):
         pages = (d.offset + d.length - 1) // PAGE + 1
         assert ring.stats["dropped"] - before == (1 if mode == "pagemap" else pages), ring.stats
         b2 = numbers(20000, 4)
-        check_is(ring.read_batch(server.put(0, 0, b2), b2.schema), b2)
+        check_is(ring.read_batch(server.put(0, b2), b2.schema), b2)
     finally:
         ring.close()
 
 
-def _two_slots(server, slot_bytes: int, rows: int):
-    a, b = numbers(rows, 10), numbers(rows, 20)
-    da, db = server.put(0, 0, a), server.put(1, slot_bytes, b)
-    # the end of a's message and the start of b's lie on one page
-    assert (da.offset + da.length - 1) // PAGE == db.offset // PAGE
-    return a, b, da, db
-
-
 @pytest.mark.parametrize("mode", MODES)
-def test_a_page_two_live_steps_share(server, mode):
-    """Slots are 64-byte aligned: a's last page is b's first. Writes into
-    b (held) survive a's release, and a's slot's next step reads as the
-    server wrote it though that page is still b's private copy."""
-    slot_bytes = PAGE + 64 * 40
+def test_neighbouring_slots_keep_their_own_writes(make_server, mode):
+    """a fills slot 0 to its last page, b starts on slot 1's first page,
+    the next one: the trainer writes into both; a's release drops a's
+    pages only (b's writes last), and a's slot's next step reads as the
+    server wrote it while b is still held."""
+    slot_bytes = 2 * PAGE
+    server = make_server(slot_bytes, 2)
     ring = ring_of(server, mode)
     try:
-        rows = (slot_bytes - 400) // 24
-        a, b, da, db = _two_slots(server, slot_bytes, rows)
+        rows = (slot_bytes - 1024) // 24
+        a, b = numbers(rows, 10), numbers(rows, 20)
+        at = (slot_bytes - len(a.serialize())) // 64 * 64  # a ends in its slot's last page
+        da, db = server.put(0, a, at), server.put(1, b)
+        assert (da.offset + da.length - 1) // PAGE + 1 == db.offset // PAGE == slot_bytes // PAGE
         ta = to_tensors(ring.read_batch(da, a.schema), views=True)
         tb = to_tensors(ring.read_batch(db, b.schema), views=True)
         scribble(ta)
         scribble(tb)
         mine = {k: v.clone() for k, v in tb.items()}
         ring.release(da)
+        assert ring.stats["dropped"] <= slot_bytes // PAGE, ring.stats
         assert all(torch.equal(tb[k], mine[k]) for k in tb), "releasing a dropped b's writes"
         a2 = numbers(rows, 30)
-        da2 = server.put(0, 0, a2)
-        check_is(ring.read_batch(da2, a2.schema), a2)
+        check_is(ring.read_batch(server.put(0, a2, at), a2.schema), a2)
         assert all(torch.equal(tb[k], mine[k]) for k in tb), "reading a's next step dropped b's writes"
         ring.release(db)
         b2 = numbers(rows, 40)
-        check_is(ring.read_batch(server.put(1, slot_bytes, b2), b2.schema), b2)
-    finally:
-        ring.close()
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_a_page_copied_while_the_next_slot_was_free(server, mode):
-    """The client writes a's end while slot 1 is free: its private copy of
-    that page holds slot 1's old bytes. The server then writes b there: b
-    reads as written."""
-    slot_bytes = PAGE + 64 * 40
-    ring = ring_of(server, mode)
-    try:
-        rows = (slot_bytes - 400) // 24
-        a = numbers(rows, 10)
-        da = server.put(0, 0, a)
-        ta = to_tensors(ring.read_batch(da, a.schema), views=True)
-        scribble(ta)
-        b = numbers(rows, 20)
-        db = server.put(1, slot_bytes, b)
-        assert (da.offset + da.length - 1) // PAGE == db.offset // PAGE
-        check_is(ring.read_batch(db, b.schema), b)
-        mine = ta["vec"].clone()
-        assert torch.equal(ta["vec"], mine)
-        ring.release(db)
-        assert torch.equal(ta["vec"], mine), "releasing b dropped a's writes"
+        check_is(ring.read_batch(server.put(1, b2), b2.schema), b2)
     finally:
         ring.close()
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fault", ["short", "garbage"])
-def test_a_step_that_cannot_be_read_is_not_kept(server, mode, fault):
+def test_a_step_that_cannot_be_read_is_not_kept(make_server, mode, fault):
     """A step whose bytes are not a record batch (a descriptor shorter than
     its message, or a corrupt message) raises pyarrow's error and is not
-    left registered as the client's: a step next to it on the same page is
-    then dropped at its release as if the bad one had never come (it was
-    kept live forever before, and the shared page never dropped)."""
+    left registered as the client's: its release does nothing, and the
+    slot's next step reads as the server wrote it."""
+    server = make_server(PAGE, 2)
     ring = ring_of(server, mode)
     try:
         a, b = numbers(20, 1), numbers(20, 2)
-        da = server.put(0, 0, a)
+        da = server.put(0, a)
         if fault == "short":
             da = _slots.SlotDescriptor(da.ring, da.slot, da.generation, da.offset, 24)
         else:
             server.mm[8:da.length] = b"\xff" * (da.length - 8)  # the metadata and body overwritten
-        db = server.put(1, 1024, b)
-        assert da.offset // PAGE == db.offset // PAGE  # one page holds both
+        db = server.put(1, b)
         with pytest.raises((pa.ArrowException, OSError)):  # pyarrow: ArrowInvalid, or OSError for a bad flatbuffer
             ring.read_batch(da, a.schema)
         assert ring._live == {}, "a step that could not be read stays the client's"
+        ring.release(da)
+        assert ring.stats == {"releases": 0, "dropped": 0}, ring.stats
         tb = to_tensors(ring.read_batch(db, b.schema), views=True)
-        tb["id"][0] = -1  # a private copy of the shared page
-        before = ring.stats["dropped"]
+        tb["id"][0] = -1  # a private copy of b's page
         ring.release(db)
-        assert ring.stats["dropped"] - before == 1, "the page the unread step shares was not dropped"
+        assert ring.stats == {"releases": 1, "dropped": 1}, ring.stats
         assert ring.message(db).to_pybytes() == server.file_bytes(db)
         assert ring._live == {}
+        a2 = numbers(20, 3)
+        check_is(ring.read_batch(server.put(0, a2), a2.schema), a2)
     finally:
         ring.close()
 
@@ -404,7 +429,7 @@ def test_a_step_that_cannot_be_read_is_not_kept(server, mode, fault):
 def test_pagemap_is_used_here(server):
     """On Linux with a readable /proc the written pages are found (else the
     whole range is dropped at each release, which the tests above cover)."""
-    ring = _slots.Ring(server.path)
+    ring = _slots.Ring(server.path, server.slot_bytes)
     try:
         if ring.tracking != "pagemap":
             msg = "/proc/self/pagemap does not show copy-on-write pages: releases drop whole ranges here"
@@ -418,12 +443,12 @@ def test_in_place_op_does_not_crash(server):
     """An in-place op on a view tensor (which killed the process with
     SIGSEGV on the read-only mapping) runs, in a child process."""
     b = numbers(5000, 1)
-    d = server.put(0, 0, b)
+    d = server.put(0, b)
     code = textwrap.dedent(f"""
         import pyarrow as pa, torch
         from weft import _slots
         from weft._convert import to_tensors
-        ring = _slots.Ring({server.path!r})
+        ring = _slots.Ring({server.path!r}, {server.slot_bytes})
         d = _slots.SlotDescriptor({d.ring!r}, {d.slot}, {d.generation}, {d.offset}, {d.length})
         schema = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), 4))])
         t = to_tensors(ring.read_batch(d, schema), views=True)
@@ -457,11 +482,11 @@ def test_read_only_when_the_kernel_will_not_commit_a_private_mapping(server, mon
         return real(fd, n, **kw)
 
     monkeypatch.setattr(_slots.mmap, "mmap", refuse_copy)
-    ring = _slots.Ring(server.path)
+    ring = _slots.Ring(server.path, server.slot_bytes)
     try:
         assert ring.tracking == "read-only"
         b = numbers(100, 3)
-        d = server.put(0, 0, b)
+        d = server.put(0, b)
         check_is(ring.read_batch(d, b.schema), b)
         ring.release(d)
         with pytest.raises(TypeError):
@@ -477,7 +502,7 @@ def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
     (EINVAL). Such a process maps the ring read-only (mlock does not copy a
     read-only mapping) and reads every step as the server wrote it."""
     a, b = numbers(3000, 1), numbers(3000, 2)
-    da = server.put(0, 0, a)
+    da = server.put(0, a)
     code = textwrap.dedent(f"""
         import ctypes, sys
         import pyarrow as pa
@@ -486,7 +511,7 @@ def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
         if libc.mlockall(3) != 0:  # MCL_CURRENT | MCL_FUTURE
             print("skip: mlockall: errno", ctypes.get_errno()); sys.exit(0)
         try:
-            ring = _slots.Ring({server.path!r})
+            ring = _slots.Ring({server.path!r}, {server.slot_bytes})
         except OSError as e:
             print("skip: the ring cannot be locked:", e); sys.exit(0)
         schema = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), 4))])
@@ -510,7 +535,7 @@ def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
             print(f"\n*** SKIPPING: {msg} ***", file=sys.stderr)
             pytest.skip(msg)
         second = p.stdout.readline().strip()
-        db = server.put(0, 0, b)
+        db = server.put(0, b)
         assert db.length == da.length
         out, err = p.communicate("\n", timeout=60)
     finally:
@@ -521,18 +546,19 @@ def test_a_process_that_locks_its_memory_maps_the_ring_read_only(server):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_release_does_not_hold_back_reads(server, mode):
-    """A release reads pagemap and drops pages outside the ring's lock: the
-    prefetcher reads the next step (in a slot of its own) while a release
-    is still dropping (it waited on the whole release before). A step read
-    then that shares the released range's last page waits for that drop,
-    so the trainer's write into it lasts."""
+def test_a_release_does_not_hold_back_reads(make_server, mode):
+    """A release reads pagemap and drops pages outside the ring's lock:
+    while a release is still dropping, the prefetcher reads the next steps
+    (in slots of their own, the neighbouring one included) and the trainer
+    writes into one; reads never wait on a drop, and the drop touches no
+    page of another step."""
     import ctypes
     import threading
 
-    slot_bytes = 4 * PAGE + 64 * 3
+    slot_bytes = 4 * PAGE
+    server = make_server(slot_bytes, 3)
     ring = ring_of(server, mode)
-    rows = (slot_bytes - 400) // 24
+    rows = (slot_bytes - 1024) // 24
     releaser = threading.current_thread()
     entered, go = threading.Event(), threading.Event()
     drop = ring._drop
@@ -540,12 +566,12 @@ def test_a_release_does_not_hold_back_reads(server, mode):
     def held_drop(first, last):
         if threading.current_thread() is releaser:
             entered.set()
-            assert go.wait(20), "the read of another slot's step waited on this release"
+            assert go.wait(20), "a read of another slot's step waited on this release"
         return drop(first, last)
 
     try:
         a, b, c = numbers(rows, 1), numbers(rows, 2), numbers(rows, 3)
-        da = server.put(0, 0, a)
+        da = server.put(0, a)
         ta = to_tensors(ring.read_batch(da, a.schema), views=True)
         scribble(ta)
         ring._drop = held_drop
@@ -553,45 +579,45 @@ def test_a_release_does_not_hold_back_reads(server, mode):
 
         def prefetch():
             assert entered.wait(60)
-            dc = server.put(2, 2 * slot_bytes, c)  # no page of slot 0's step
+            dc = server.put(2, c)
             read.append(ring.read_batch(dc, c.schema))
-            go.set()
-            db = server.put(1, slot_bytes, b)  # its first page is a's last
+            db = server.put(1, b)  # slot 0's neighbour: its first page follows a's last
             read.append(db)
             ring.read_batch(db, b.schema)
             ctypes.memset(ring.address + db.offset + 8, 0x77, 1)  # the trainer writes into it
-
+            go.set()  # both read, one written, while a's release is held in its drop
 
         t = threading.Thread(target=prefetch, daemon=True)
         t.start()
-        ring.release(da)  # returns once prefetch read its step: it did not wait on this release
+        ring.release(da)
         t.join(60)
         assert len(read) == 2 and read[0].equals(c)
         db = read[1]
-        assert (da.offset + da.length - 1) // PAGE == db.offset // PAGE
+        assert (da.offset + da.length - 1) // PAGE < db.offset // PAGE
         assert ctypes.c_uint8.from_address(ring.address + db.offset + 8).value == 0x77, "a's release dropped b's write"
         ring._drop = drop
         a2 = numbers(rows, 5)
-        check_is(ring.read_batch(server.put(0, 0, a2), a2.schema), a2)
+        check_is(ring.read_batch(server.put(0, a2), a2.schema), a2)
     finally:
         go.set()
         ring.close()
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("slot_bytes", [64 * 40, PAGE + 64 * 5, 3 * PAGE + 64 * 17])
-def test_steps_read_while_others_are_released(server, mode, slot_bytes):
-    """A prefetch thread reads steps of random length (slots not page
-    aligned, some smaller than a page) while the trainer writes a few bytes
-    into each step it holds (one or two at a time) and releases them: every
-    step reads as the server wrote it, and the trainer's writes last until
-    its release."""
+@pytest.mark.parametrize("slot_bytes", [PAGE, 2 * PAGE, 3 * PAGE])
+def test_steps_read_while_others_are_released(make_server, mode, slot_bytes):
+    """A prefetch thread reads steps of random length and place in their
+    slots (many smaller than a page, others over several pages) while the
+    trainer writes a few bytes into each step it holds (one or two at a
+    time) and releases them: every step reads as the server wrote it, and
+    the trainer's writes last until its release."""
     import ctypes
     import queue
     import random
     import threading
 
     nslots, steps = 9, 1500
+    server = make_server(slot_bytes, nslots)
     ring = ring_of(server, mode)
     free: queue.Queue = queue.Queue()
     for s in range(nslots):
@@ -605,9 +631,10 @@ def test_steps_read_while_others_are_released(server, mode, slot_bytes):
         try:
             for _ in range(steps):
                 s = free.get(timeout=60)
-                n = r.randint(1, slot_bytes - 400)
+                at = 64 * r.randrange(8)
+                n = r.randint(1, slot_bytes - at - 400)
                 b = pa.record_batch([pa.array(np.frombuffer(r.randbytes(n), np.uint8))], schema=schema)
-                d = server.put(s, 512 + s * slot_bytes, b)
+                d = server.put(s, b, at)
                 want = server.file_bytes(d)
                 ring.read_batch(d, schema)
                 if ring.message(d).to_pybytes() != want:

@@ -6,6 +6,8 @@ as passing). The fallback tests run against any flightd."""
 from __future__ import annotations
 
 import glob
+import logging
+import mmap
 import os
 import signal
 import stat
@@ -21,6 +23,9 @@ import torch
 
 import weft
 from conftest import SMALL, Flightd
+from test_gpu_delivery import _read as _gpu_read
+from test_gpu_delivery import _video_recipe, fake_driver, gpu_server  # noqa: F401 - fixtures
+from weft._torch import FAKE_DEVICE_SLOTS_ENV
 from weftflight import make_table
 
 RINGS = "/dev/shm/weft-ring-*"
@@ -139,6 +144,84 @@ def test_shm_insists(small):
         assert loader.delivery == "shm" and "_row" in first
     finally:
         loader.close()
+
+
+def _older_server(monkeypatch) -> list[int]:
+    """The stream's header as an older flightd sends it: slots 64 bytes
+    over whole pages (its slots were 64-byte aligned only: two steps could
+    share a page). The client's check of the header is the real one; the
+    slot sizes it was told come back."""
+    from weft import _slots
+
+    expect = _slots.Rings.expect
+    told: list[int] = []
+
+    def older(rings, ring, slot_bytes):
+        told.append(slot_bytes + 64)
+        return expect(rings, ring, slot_bytes + 64)
+
+    monkeypatch.setattr(_slots.Rings, "expect", older)
+    return told
+
+
+def test_an_older_servers_ring_is_refused(small, monkeypatch, caplog):
+    """A ring whose slots are not whole pages is not mapped: "auto" reads
+    the plain stream (the same batches as "flight", none in a ring; said
+    once on the "weft" logger), "shm" raises naming the server's slot size."""
+    need_shm(read(small, "auto", prefetch=1)[0])
+    told = _older_server(monkeypatch)
+    _, raw_f, out_f = read(small, "flight")
+    before = set(glob.glob(RINGS))
+    raws, out = [], []
+
+    def rec(batch):
+        raws.append(ipc_bytes(batch))
+        return batch
+
+    with caplog.at_level(logging.WARNING, logger="weft"):
+        with weft.TrainLoader(small, delivery="auto", transform_fn=rec, prefetch=2) as loader:
+            for batch in loader:
+                where = _mapping_of(batch["id"].data_ptr()) or ""
+                assert not where.startswith("/dev/shm/weft-ring-"), where
+                out.append(kept(batch))
+            assert loader.delivery == "flight"
+    assert told and told[0] % mmap.PAGESIZE
+    assert raws == raw_f
+    same(out, out_f)
+    warned = [r.getMessage() for r in caplog.records if "host slots unavailable" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert f"host slots are {told[0]} bytes, not whole pages of {mmap.PAGESIZE}" in warned[0], warned[0]
+
+    loader = weft.TrainLoader(small, delivery="shm", prefetch=1)
+    try:
+        with pytest.raises(weft.Unavailable) as err:
+            next(iter(loader))
+    finally:
+        loader.close()
+    msg = str(err.value)
+    assert f"delivery='shm' but the server's host slots are {told[-1]} bytes, not whole pages" in msg, msg
+    assert "older than this client" in msg, msg
+    for _ in range(500):  # the exchanges ended: flightd unlinks their rings
+        if not set(glob.glob(RINGS)) - before:
+            break
+        time.sleep(0.01)
+    assert set(glob.glob(RINGS)) - before == set()
+
+
+def test_an_older_servers_ring_under_cuda_ipc(gpu_server, tmp_path, monkeypatch):
+    """"cuda-ipc" (the fake driver, as test_gpu_delivery): its step's other
+    columns come by host slots, whose ring an older server's header makes
+    unusable: the loader reads the plain stream and decodes on the CPU
+    (the frames of "flight"), and delivery_fallback says why."""
+    recipe = next(_video_recipe(gpu_server, tmp_path, "h264_bframes"))
+    monkeypatch.setenv(FAKE_DEVICE_SLOTS_ENV, "1")
+    _, want, _ = _gpu_read(recipe, "flight")
+    told = _older_server(monkeypatch)
+    d, got, loader = _gpu_read(recipe, "cuda-ipc")
+    assert told and d == "flight"
+    fallback = loader.delivery_fallback or ""
+    assert fallback.startswith("cuda-ipc: no host slots from step 0 on") and f"{told[0]} bytes" in fallback, fallback
+    same(got, want)
 
 
 def _byte_identical(recipe) -> None:

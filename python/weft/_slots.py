@@ -40,19 +40,17 @@ process). So is it in a process that locks its memory
 writable mapping at once (a snapshot of the ring, not the server's later
 steps), and ``madvise(MADV_DONTNEED)`` refuses locked pages.
 
-flightd makes every slot whole pages (slot_bytes a multiple of the page
-size, docs/flight.md "Host slots"), so no page holds bytes of two steps.
-Older servers made slots 64-byte aligned only: there the first and last
-page of a step's message may hold the end or start of a neighbouring
-slot's step, and the handling below keeps that case correct.
-A written page that also holds a step the client still has is not dropped
-at release (that step's writes live on it); when a step is read, the first
-and last page of its message are made to show the file: dropped, or, when
-they also hold another step the client has, the new step's bytes on them
-are copied in from the file (they are the server's and final by then).
-Writes through a tensor of a step already released (kept past the next
-step without ``.clone()``) may show in a later step of this process; the
-server never sees them.
+**Slots are whole pages.** flightd makes every slot whole pages
+(``slot_bytes``, in the stream's header, a multiple of the page size:
+docs/flight.md "Host slots"), so no page holds bytes of two steps: a
+release drops the step's pages without looking at other steps, and a read
+never waits on a release. A ring whose slots are not whole pages (an older
+flightd made them 64-byte aligned only) is not mapped: :class:`Ring`
+raises :class:`NotWholePages` (the loader then reads the plain stream on
+delivery "auto" and refuses on "shm"), and a descriptor whose bytes do not
+lie inside its slot is refused at read. Writes through a tensor of a step
+already released (kept past the next step without ``.clone()``) may show
+in a later step of this process; the server never sees them.
 
 Not exported from ``weft``.
 """
@@ -113,6 +111,24 @@ def release_message(desc: SlotDescriptor) -> bytes:
     return b'{"slot":%d,"generation":%d}' % (desc.slot, desc.generation)
 
 
+class NotWholePages(ValueError):
+    """A ring whose slots are not whole pages (an older flightd): it is not
+    mapped (module doc)."""
+
+
+def check_slot_bytes(ring: str, slot_bytes: Any) -> int:
+    """slot_bytes, the ring's slot size from the stream's header, if it is
+    whole pages; else NotWholePages naming it."""
+    if type(slot_bytes) is not int or slot_bytes < 1:
+        raise NotWholePages(f"the server's header gives ring {ring} no slot size (slot_bytes {slot_bytes!r}); "
+                            "the server is older than this client, which needs whole-page host slots")
+    if slot_bytes % PAGE:
+        raise NotWholePages(f"the server's host slots are {slot_bytes} bytes, not whole pages of {PAGE} "
+                            f"(ring {ring}): the server is older than this client and does not make "
+                            "whole-page slots, which this client needs")
+    return slot_bytes
+
+
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     """[start, end) index runs where mask is True."""
     if not mask.any():
@@ -122,8 +138,9 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 class Ring:
-    """A ring file mapped copy-on-write (module doc). Batches read from it
-    keep the mapping alive; :meth:`close` drops this object's reference.
+    """A ring file of slots of ``slot_bytes`` bytes (whole pages, else
+    NotWholePages), mapped copy-on-write (module doc). Batches read from
+    it keep the mapping alive; :meth:`close` drops this object's reference.
 
     ``tracking`` says how written pages are found: "pagemap", or
     "whole-range" (every page of a step is dropped at its release: what a
@@ -132,18 +149,18 @@ class Ring:
     private writable mapping of the ring, under strict overcommit, or the
     process locks its memory: it is mapped read-only, and a write into it
     kills the process).
-    ``stats`` counts the work: pages dropped at releases and reads, pages
-    whose bytes were copied in from the file, and releases."""
+    ``stats`` counts the work: pages dropped at releases, and releases."""
 
-    def __init__(self, path: str | os.PathLike[str], use_pagemap: bool = True):
+    def __init__(self, path: str | os.PathLike[str], slot_bytes: int, use_pagemap: bool = True):
         self.path = os.fspath(path)
+        self.slot_bytes = check_slot_bytes(self.path, slot_bytes)
         fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise ValueError(f"slot ring {self.path} is not a regular file")
-            if st.st_size == 0:
-                raise ValueError(f"slot ring {self.path} is empty")
+            if st.st_size == 0 or st.st_size % self.slot_bytes:
+                raise ValueError(f"slot ring {self.path} is {st.st_size} bytes, not whole slots of {self.slot_bytes}")
             # MAP_PRIVATE, PROT_READ|PROT_WRITE: writes are copied on write
             # and never reach the file.
             writable, why = True, ""
@@ -168,10 +185,8 @@ class Ring:
                     writable, why = False, "the process locks its memory (mlockall)"
             if not writable:
                 self._mm = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd: Optional[int] = fd  # kept to read the file's bytes of a page shared by two steps
+        finally:
+            os.close(fd)  # the mapping holds the file
         self.size = st.st_size
         # One pyarrow buffer over the whole mapping; batches hold slices of
         # it, which keep the mapping alive through the buffer protocol.
@@ -179,18 +194,13 @@ class Ring:
         self._base = self._buf.address
         self._lock = threading.Lock()
         self._live: dict[tuple[int, int], tuple[int, int]] = {}  # (slot, generation) → (offset, end) of steps read, not released
-        # A release reads pagemap and drops pages outside self._lock (the
-        # prefetcher's reads go on meanwhile): the first and last page of
-        # its range, which a step read meanwhile may share, are in
-        # _dropping until the drop is done (a read of a step on one waits),
-        # and close waits for _dropping_now to be 0.
-        self._dropped_cv = threading.Condition(self._lock)
-        self._dropping: dict[int, int] = {}  # page → releases dropping it now
-        self._dropping_now = 0
+        # Releases drop pages outside self._lock; close waits for them.
+        self._idle = threading.Condition(self._lock)
+        self._dropping = 0  # releases dropping pages now
         self._pagemap_lock = threading.Lock()  # its (re)opening
         self._pagemap: Optional[int] = None
         self._pagemap_pid = 0
-        self.stats = {"releases": 0, "dropped": 0, "copied": 0}
+        self.stats = {"releases": 0, "dropped": 0}
         self.tracking = "whole-range"
         if not writable:
             self.tracking = "read-only"
@@ -250,17 +260,11 @@ class Ring:
             return f"/proc/self/pagemap cannot be read ({e})"
         return None
 
-    # ------------------------------------------------------------ pages
-
-    def _shared_with_live(self, page: int) -> bool:
-        # under self._lock
-        lo, hi = page * PAGE, (page + 1) * PAGE
-        return any(off < hi and lo < end for off, end in self._live.values())
-
     def _drop(self, first: int, last: int) -> int:
-        """Drop the written pages of [first, last]; returns how many. Under
-        self._lock (a read's first or last page), or outside it for pages
-        no other thread touches meanwhile (a release's: see release)."""
+        """Drop the written pages of [first, last]; returns how many. Runs
+        outside self._lock: the pages are one released step's, which no
+        other step shares (slots are whole pages) and nothing reads or
+        writes until its release is sent."""
         n = last - first + 1
         if n <= 0:
             return 0
@@ -280,18 +284,6 @@ class Ring:
             dropped += b - a
         return dropped
 
-    def _refresh(self, page: int, off: int, end: int) -> None:
-        """The bytes [off, end) of page, which another live step shares,
-        made the file's: copied in from the file where they differ (a page
-        written earlier is private to this process)."""
-        # under self._lock
-        lo, hi = max(off, page * PAGE), min(end, (page + 1) * PAGE)
-        assert self._fd is not None
-        want = os.pread(self._fd, hi - lo, lo)
-        if self._mm[lo:hi] != want:
-            self._mm[lo:hi] = want
-            self.stats["copied"] += 1
-
     # ------------------------------------------------------------ steps
 
     @property
@@ -305,10 +297,16 @@ class Ring:
         return self._buf
 
     def message(self, desc: SlotDescriptor) -> pa.Buffer:
-        """The descriptor's bytes, a zero-copy slice of the mapping."""
+        """The descriptor's bytes, a zero-copy slice of the mapping. They
+        must lie inside the descriptor's slot (else ValueError)."""
         buf = self._require()
-        if desc.offset + desc.length > self.size:
+        end = desc.offset + desc.length
+        if end > self.size:
             raise ValueError(f"slot descriptor {desc} reaches past the end of {self.path} ({self.size} bytes)")
+        lo = desc.slot * self.slot_bytes
+        if not lo <= desc.offset or end > lo + self.slot_bytes:
+            raise ValueError(f"slot descriptor {desc}: bytes {desc.offset}..{end} are not inside slot {desc.slot} "
+                             f"(bytes {lo}..{lo + self.slot_bytes} of {self.path})")
         return buf.slice(desc.offset, desc.length)
 
     def read_batch(self, desc: SlotDescriptor, schema: pa.Schema) -> pa.RecordBatch:
@@ -316,38 +314,25 @@ class Ring:
         step is the client's until :meth:`release`. When its bytes are not
         a record batch of schema (a corrupt or short slot), pyarrow's error
         is raised and the step is not the client's: nothing of it stays
-        registered (no :meth:`release` is due)."""
+        registered (no :meth:`release` is due).
+
+        Nothing is dropped here: the step's pages lie in its slot alone,
+        and the slot's last release dropped the ones written."""
         if desc.ring != self.path and os.path.realpath(desc.ring) != os.path.realpath(self.path):
             raise ValueError(f"slot descriptor names ring {desc.ring}, this is {self.path}")
         msg = self.message(desc)
         if self.tracking == "read-only":
             return ipc.read_record_batch(msg, schema)
-        off, end = desc.offset, desc.offset + desc.length
-        key = (desc.slot, desc.generation)
+        key, span = (desc.slot, desc.generation), (desc.offset, desc.offset + desc.length)
         with self._lock:
-            pages = dict.fromkeys((off // PAGE, (end - 1) // PAGE))
-            # A release still dropping one of them (outside the lock): its
-            # drop must not come after this step's bytes are handed out
-            # (it would drop the trainer's writes into them).
-            self._dropped_cv.wait_for(lambda: not any(p in self._dropping for p in pages))
-            # Only the first and last page can hold a copy written before:
-            # the other pages of the step lie in its slot alone, and its
-            # last release dropped the ones written.
-            for page in pages:
-                if self._shared_with_live(page):
-                    self._refresh(page, off, end)
-                else:
-                    self.stats["dropped"] += self._drop(page, page)
-            before = self._live.get(key)
-            self._live[key] = (off, end)
+            before = self._live.get(key)  # read already (a second read of one step)
+            self._live[key] = span
         try:
             return ipc.read_record_batch(msg, schema)
         except BaseException:
-            # Unread, so unwritten: nothing to drop; the step is forgotten
-            # (a live step that is never released would keep its first and
-            # last page from being dropped at its neighbours' releases).
+            # Unread, so unwritten: nothing to drop, no release due.
             with self._lock:
-                if self._live.get(key) == (off, end):
+                if self._live.get(key) == span:
                     if before is None:
                         del self._live[key]
                     else:
@@ -356,57 +341,40 @@ class Ring:
 
     def release(self, desc: SlotDescriptor) -> None:
         """desc's step is done: the pages of its message this process wrote
-        are dropped (but for a first or last page that another step the
-        client still has shares), so they show the file again. Call it
-        before sending the release (:func:`release_message`). Tensors of
-        the step still alive show the file from now on, which the server
-        may rewrite.
+        are dropped, so they show the file again. Call it before sending
+        the release (:func:`release_message`). Tensors of the step still
+        alive show the file from now on, which the server may rewrite. A
+        step not read (or released already) is let be.
 
         The pagemap read and the drop run outside the ring's lock, so that
-        reads of other steps go on meanwhile. The pages between the first
-        and the last lie in desc's slot alone, which nothing else reads or
-        writes until the release is sent (after this returns); the first
-        and the last, which a step read meanwhile may share, are marked
-        being dropped, and such a read waits for the drop."""
+        reads of other steps go on meanwhile: no other step has a byte on
+        these pages, and nothing reads or writes desc's slot until the
+        release is sent (after this returns)."""
         with self._lock:
-            if self._live.pop((desc.slot, desc.generation), None) is None or self._buf is None:
+            span = self._live.pop((desc.slot, desc.generation), None)
+            if span is None or self._buf is None:
                 return
             self.stats["releases"] += 1
-            off, end = desc.offset, desc.offset + desc.length
-            first, last = off // PAGE, (end - 1) // PAGE
-            if self._shared_with_live(first):
-                first += 1
-            if last >= first and self._shared_with_live(last):
-                last -= 1
-            if last < first:
-                return
-            edges = tuple(dict.fromkeys((first, last)))
-            for p in edges:
-                self._dropping[p] = self._dropping.get(p, 0) + 1
-            self._dropping_now += 1
+            self._dropping += 1
         dropped = 0
         try:
-            dropped = self._drop(first, last)
+            dropped = self._drop(span[0] // PAGE, (span[1] - 1) // PAGE)
         finally:
             with self._lock:
                 self.stats["dropped"] += dropped
-                for p in edges:
-                    self._dropping[p] -= 1
-                    if not self._dropping[p]:
-                        del self._dropping[p]
-                self._dropping_now -= 1
-                self._dropped_cv.notify_all()
+                self._dropping -= 1
+                if not self._dropping:
+                    self._idle.notify_all()
 
     def close(self) -> None:
         """Drop the mapping; it is unmapped once no batch built on it lives."""
         with self._lock:
-            self._dropped_cv.wait_for(lambda: not self._dropping_now)  # releases dropping pages outside the lock
+            self._idle.wait_for(lambda: not self._dropping)  # releases dropping pages outside the lock
             self._buf = None
             self._live.clear()
-            for fd in (self._fd, self._pagemap):
-                if fd is not None:
-                    os.close(fd)
-            self._fd = self._pagemap = None
+            if self._pagemap is not None:
+                os.close(self._pagemap)
+                self._pagemap = None
             try:
                 self._mm.close()
             except BufferError:
@@ -421,18 +389,28 @@ class Ring:
 
 class Rings:
     """The rings a client has mapped, by path (a server sends one ring per
-    stream; they are mapped at their first descriptor)."""
+    stream, named with its slot size in the stream's header,
+    :meth:`expect`; it is mapped at its first descriptor)."""
 
     def __init__(self, use_pagemap: bool = True) -> None:
         self._rings: dict[str, Ring] = {}
+        self._slot_bytes: dict[str, int] = {}
         self._use_pagemap = use_pagemap
+
+    def expect(self, ring: str, slot_bytes: Any) -> None:
+        """A stream's header names ring, of slots of slot_bytes bytes
+        (NotWholePages: they are not whole pages; nothing is mapped)."""
+        self._slot_bytes[ring] = check_slot_bytes(ring, slot_bytes)
 
     def ring(self, desc: SlotDescriptor) -> Ring:
         """desc's ring, mapped at its first descriptor (OSError, ValueError:
-        it cannot be)."""
+        it cannot be, or no header named it)."""
         ring = self._rings.get(desc.ring)
         if ring is None:
-            ring = self._rings[desc.ring] = Ring(desc.ring, self._use_pagemap)
+            slot_bytes = self._slot_bytes.get(desc.ring)
+            if slot_bytes is None:
+                raise ValueError(f"slot descriptor names ring {desc.ring}, which no stream header named")
+            ring = self._rings[desc.ring] = Ring(desc.ring, slot_bytes, self._use_pagemap)
         return ring
 
     def read_batch(self, desc: SlotDescriptor | Mapping[str, Any], schema: pa.Schema) -> pa.RecordBatch:

@@ -27,7 +27,7 @@ from ._convert import convert, pin, to_device, to_tensors
 from ._device import DeviceSlots, cuda_ipc_unavailable, release_device_message
 from ._errors import FLIGHT_ERRORS, InvalidArgument, TransformError, Unavailable, WeftError, server_message, translate
 from ._recipe import Recipe, World, resolve_world
-from ._slots import Rings, SlotDescriptor, release_message
+from ._slots import NotWholePages, Rings, SlotDescriptor, release_message
 from ._video import VideoDecoder
 
 STATE_FORMAT = 1
@@ -280,7 +280,9 @@ class TrainLoader:
       step lies in a ring of shared memory the loader maps copy-on-write)
       and raises if it cannot have them; "auto" tries "shm" and falls back
       to "flight" when the server answers with plain messages, has no
-      DoExchange, or the ring cannot be mapped. ``loader.delivery`` says
+      DoExchange, or the ring cannot be mapped (a server older than this
+      client, whose slots are not whole pages, included: "shm" then
+      raises, naming the server's slot size). ``loader.delivery`` says
       which path is in use. On "shm", numeric and fixed-size-list columns
       are **views** on the slot, valid until the next step is taken (the
       loader then releases the slot and the server may rewrite it):
@@ -381,6 +383,19 @@ class TrainLoader:
         self.delivery_fallback = (f"cuda-ipc: flightd cannot serve step {step} in device slots ({why}); "
                                   f"steps {step} on: CPU decode and a pinned host-to-device copy instead (same frames)")
         log.warning("weft.TrainLoader: run %s: %s", self._run, self.delivery_fallback)
+
+    def _give_up_shm(self, step: int, why: str) -> None:
+        """The server cannot serve host slots here (why): from step on, for
+        the rest of this loader's life, the run is read by DoGet (the same
+        steps; "cuda-ipc": its video decoded on the CPU, as when the
+        exchange falls back at its start). Said once, on the "weft" logger
+        (and ``delivery_fallback`` for "cuda-ipc")."""
+        self._no_shm = why
+        if self._delivery_wanted == "cuda-ipc":
+            self.delivery_fallback = (f"cuda-ipc: no host slots from step {step} on ({why}); the plain stream, "
+                                      "CPU decode and a pinned host-to-device copy instead (same frames)")
+        log.warning("weft.TrainLoader: run %s: host slots unavailable from step %d on (%s); reading the plain "
+                    "stream (delivery 'flight')", self._run, step, why)
 
     # ------------------------------------------------------------ the run
 
@@ -914,7 +929,7 @@ class _Prefetcher:
                             if loader._delivery_wanted == "shm":
                                 raise _ShmRefused(f"run {loader._run} step {self.next}: delivery='shm' but {e}; "
                                                   "use delivery='auto' or 'flight'") from None
-                            loader._no_shm = str(e)
+                            loader._give_up_shm(self.next, str(e))
                             continue  # the same step, by DoGet
                         except FLIGHT_ERRORS as e:
                             why = cuda_ipc_refusal(e) if loader._delivery_wanted == "cuda-ipc" else None
@@ -1021,6 +1036,10 @@ class _Prefetcher:
                     continue
                 if meta.get("delivery") in ("shm", "cuda-ipc") and "ring" in meta:
                     # the stream's header: {"run","delivery","ring","slots","slot_bytes"[,"device_columns"][,"fallback"]}
+                    try:
+                        rings.expect(str(meta["ring"]), meta.get("slot_bytes"))
+                    except NotWholePages as e:
+                        raise _NoShm(str(e)) from None
                     seen["shm"] = True
                     mode["slots"] = "cuda-ipc" if meta.get("device_columns") else "shm"
                     loader._delivery = mode["slots"]
@@ -1036,7 +1055,7 @@ class _Prefetcher:
                 desc = SlotDescriptor.from_json(slot)
                 try:
                     ring = rings.ring(desc)
-                except OSError as e:
+                except (OSError, ValueError) as e:
                     raise _NoShm(f"the ring {desc.ring} cannot be mapped ({e})") from None
                 try:
                     batch = ring.read_batch(desc, reader.schema)
