@@ -2,11 +2,14 @@ package tables
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/versions"
@@ -68,46 +71,51 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 			}
 		}
 	}
-	// Not Parallel: pqarrow's parallel reads run goroutines that do not
-	// recover, and a damaged page must not end the process; the reads
-	// run here, under parseGuard.
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{
-		BatchSize: max(1, batchBytes*want/max(1, rawBytes)), PreAllocBinaryData: true}, s.mem)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{PreAllocBinaryData: true}, s.mem)
 	if err != nil {
 		yield(nil, corrupt(f.key, fmt.Errorf("open parquet %s: %w", f.key, err)))
 		return false
 	}
-	var rr pqarrow.RecordReader
+	var (
+		readers []*pqarrow.ColumnReader
+		sc      *arrow.Schema
+	)
 	err = guarded(f.key, func() (err error) {
-		rr, err = fr.GetRecordReader(ctx, leaves, groups)
+		readers, sc, err = fr.GetFieldReaders(ctx, leaves, groups)
 		return err
 	})
 	if err != nil {
 		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
 		return false
 	}
-	defer rr.Release()
+	defer func() {
+		for _, cr := range readers {
+			cr.Release()
+		}
+	}()
+	rows := max(1, batchBytes*want/max(1, rawBytes))
 	var got int64
 	for {
-		var more bool
-		err := guarded(f.key, func() error {
-			more = rr.Next()
-			return rr.Err()
-		})
+		rec, err := nextBatch(f.key, readers, sc, rows, s.mem)
 		if err != nil {
 			yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
 			return false
 		}
-		if !more {
+		if rec == nil {
 			break
 		}
-		rec, err := Reorder(rr.RecordBatch(), projected)
+		out, err := Reorder(rec, projected)
+		rec.Release()
 		if err != nil {
 			yield(nil, err)
 			return false
 		}
-		got += rec.NumRows()
-		if !yield(rec, nil) {
+		got += out.NumRows()
+		if !yield(out, nil) {
+			return false
+		}
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
 			return false
 		}
 	}
@@ -142,4 +150,64 @@ func (v *Version) checkBlocks(first, end int) error {
 		return fmt.Errorf("%w: blocks [%d, %d) of %s@%s, which has %d", ErrBlockOutOfRange, first, end, v.Table, v.Commit.Short(), len(v.blocks))
 	}
 	return nil
+}
+
+// nextBatch reads the next rows (at most) of every column of a file's
+// field readers, one goroutine per column (each guards itself: pqarrow's
+// own Parallel reads run goroutines that do not, and a panic there on a
+// damaged page would end the process). It returns nil at the end of the
+// readers' row groups; columns that end at different rows are ErrCorrupt.
+func nextBatch(key string, readers []*pqarrow.ColumnReader, sc *arrow.Schema, rows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(readers))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	errs := make([]error, len(readers))
+	var wg sync.WaitGroup
+	for i, cr := range readers {
+		wg.Go(func() {
+			errs[i] = guarded(key, func() error {
+				ch, err := cr.NextBatch(rows)
+				if err != nil {
+					return err
+				}
+				defer ch.Release()
+				switch len(ch.Chunks()) {
+				case 0:
+				case 1:
+					cols[i] = ch.Chunk(0)
+					cols[i].Retain()
+				default:
+					cols[i], err = array.Concatenate(ch.Chunks(), mem)
+				}
+				return err
+			})
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("column %q: %w", sc.Field(i).Name, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	n := func(a arrow.Array) int {
+		if a == nil {
+			return 0
+		}
+		return a.Len()
+	}
+	for i := range cols {
+		if n(cols[i]) != n(cols[0]) {
+			return nil, fmt.Errorf("%w: data file %s: column %q gave %d rows, column %q %d", versions.ErrCorrupt, key, sc.Field(0).Name, n(cols[0]), sc.Field(i).Name, n(cols[i]))
+		}
+	}
+	if n(cols[0]) == 0 {
+		return nil, nil
+	}
+	return array.NewRecordBatch(sc, cols, int64(n(cols[0]))), nil
 }
