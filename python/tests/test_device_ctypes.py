@@ -178,3 +178,29 @@ def test_the_stand_in_refuses_a_driver_call_without_a_context(fake_lib):
     before = lib.fake_no_context()
     assert lib.cuEventRecord(0x9010, None) == 201  # CUDA_ERROR_INVALID_CONTEXT
     assert lib.fake_no_context() == before + 1
+
+
+def test_a_failed_call_keeps_its_error_when_the_pop_fails(fake_lib, caplog):
+    """A driver call that fails inside the pushed context raises its own
+    error; a pop failing after it is logged, not raised in its place. A
+    pop failing after a call that worked raises."""
+    rt = _CudaRT(runtimes=(), drivers=(fake_lib,), device=0)
+    real_pop = rt._pop
+    ev, _ = rt.create_ipc_event()  # retains the context
+
+    def bad_pop(p):
+        real_pop(p)
+        return 201
+
+    rt._pop = bad_pop
+    try:
+        with caplog.at_level("WARNING", logger="weft"):
+            with pytest.raises(WeftError, match="invalid resource handle|INVALID_HANDLE"):
+                rt.open_mem(_handle(0x7200, ok=False))
+        assert "cuCtxPopCurrent after a failed call" in caplog.text
+        with pytest.raises(WeftError, match="cuCtxPopCurrent"):
+            rt.record(ev, 0xBEE0)
+    finally:
+        rt._pop = real_pop
+        rt.destroy_event(ev)
+        rt.close()

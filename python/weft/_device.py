@@ -72,6 +72,7 @@ import base64
 import contextlib
 import ctypes
 import fcntl
+import logging
 import mmap
 import threading
 import os
@@ -81,6 +82,8 @@ import numpy as np
 import torch
 
 from ._errors import WeftError
+
+log = logging.getLogger("weft")
 
 FAKE_SUFFIX = "fake"  # gpu.ShmMemory's DeviceUUID ends so
 
@@ -251,8 +254,13 @@ class _CudaRT:
         self.check(self._push(ctx_now), "cuCtxPushCurrent")
         try:
             yield
-        finally:
-            self.check(self._pop(None), "cuCtxPopCurrent")
+        except BaseException:
+            # The call's own error says more than a failed pop after it.
+            rc = self._pop(None)
+            if rc:
+                log.warning("cuCtxPopCurrent after a failed call: CUDA error %d", rc)
+            raise
+        self.check(self._pop(None), "cuCtxPopCurrent")
 
     def close(self) -> None:
         """Driver API: releases the primary context retained (after every

@@ -809,7 +809,10 @@ def _drain(reader: fl.FlightStreamReader, wait: float = DRAIN_WAIT) -> bool:
 
     def give_up() -> None:
         fired.set()
-        reader.cancel()
+        try:
+            reader.cancel()
+        except Exception as e:  # noqa: BLE001 - a timer thread has nobody to raise to
+            log.warning("cancelling the exchange after %.0f s: %r", wait, e)
 
     timer = threading.Timer(wait, give_up)
     timer.daemon = True
