@@ -556,3 +556,37 @@ func fileMaps(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// TestExchangeCudaIPCClientEndsBeforeRing: a "cuda-ipc" client that ends
+// its side right after its command, before the server made its rings,
+// stops the exchange once they are made: the header (delivery
+// "cuda-ipc"), then OK with no step; the device ring and the host ring
+// are freed and --gpu-memory-limit's bytes back before that status.
+func TestExchangeCudaIPCClientEndsBeforeRing(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	budget, err := membudget.New(membudget.Options{Total: 64 << 20})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+	base := se.budget.Stats().Used
+
+	got := se.endBeforeRing(ctx, t, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+	require.Len(t, got, 2)
+	var h client.SlotsHeader
+	require.NoError(t, client.Decode("header", got[0].AppMetadata, &h))
+	require.Equal(t, client.DeliveryCudaIPC, h.Delivery, "served with device slots: %s", h.Fallback)
+	_, err = os.Stat(h.Ring)
+	require.ErrorIs(t, err, os.ErrNotExist, "the host ring is freed before the call's status")
+	require.Equal(t, base, se.budget.Stats().Used)
+	require.Empty(t, dslotFiles(t, mem.Dir), "the device ring is freed before the call's status")
+	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
+}
