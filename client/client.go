@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"net/url"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -42,6 +43,10 @@ type Options struct {
 	Allocator memory.Allocator
 	// DialOptions are added to the client's own.
 	DialOptions []grpc.DialOption
+	// Logger receives what the client tells no caller: a rank exchange
+	// it had to cancel once ExchangeEndWait ran out (DeviceConsumer.Ended).
+	// nil discards.
+	Logger *slog.Logger
 }
 
 // PutPieceBytes is the most Arrow bytes Put sends in one message, when
@@ -90,6 +95,7 @@ func dataBytes(d arrow.ArrayData) int64 {
 type Client struct {
 	fc  arrowflight.Client
 	mem memory.Allocator
+	log *slog.Logger
 }
 
 // Dial connects to the flightd at addr (HOST:PORT). The connection is made
@@ -123,7 +129,11 @@ func Dial(addr string, opts Options) (*Client, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	return &Client{fc: fc, mem: mem}, nil
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Client{fc: fc, mem: mem, log: log}, nil
 }
 
 // Close closes the connection.

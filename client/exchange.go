@@ -95,7 +95,8 @@ type DeviceConsumer struct {
 	// its side and reads the call to its status: flightd stops at that
 	// end, frees the slots and closes the events it opened, and only then
 	// ends the call; past ExchangeEndWait (an older flightd serves on) the
-	// call is cancelled, and Ended called all the same. Without events the
+	// call is cancelled, with a warning in Options.Logger, and Ended
+	// called all the same. Without events the
 	// call is cancelled at once, then Ended called. Its error is yielded
 	// (unless the loop was broken).
 	Ended func() error
@@ -103,7 +104,8 @@ type DeviceConsumer struct {
 
 // ExchangeEndWait bounds how long ReadRankDevice, at a break or an error
 // of its own, reads an exchange whose releases carried events to its end
-// once it ended its side (DeviceConsumer.Ended); then it cancels the call.
+// once it ended its side (DeviceConsumer.Ended); then it cancels the call
+// and warns in Options.Logger (the loop is over: nothing is yielded).
 const ExchangeEndWait = 30 * time.Second
 
 // ReadRankDevice is ReadRankExchange for a consumer that opens the device
@@ -174,18 +176,24 @@ func (x *rankExchange) end(cancel context.CancelFunc, wait time.Duration) error 
 
 // drain ends the client's side of the call and reads the call to its
 // status, dropping what still comes (the server's status is not an error
-// of the loop: the client stopped); past wait it cancels the call.
+// of the loop: the client stopped); past wait it cancels the call, and
+// says so in Options.Logger (a warning: the consumer's events are
+// destroyed next while that flightd may still wait on one; nothing is
+// yielded, the loop having ended).
 func (x *rankExchange) drain(cancel context.CancelFunc, wait time.Duration) {
 	if err := x.stream.CloseSend(); err != nil {
 		return // the stream is gone: cancelling is all there is
 	}
 	t := time.AfterFunc(wait, cancel)
-	defer t.Stop()
-	for {
-		if _, err := x.stream.Recv(); err != nil {
-			x.over = true
-			return
-		}
+	var err error
+	for err == nil {
+		_, err = x.stream.Recv()
+	}
+	x.over = true
+	if late := !t.Stop(); late && !errors.Is(err, io.EOF) && x.c != nil {
+		x.c.log.Warn("weft: flightd did not end the rank exchange after the client ended its side; the call is cancelled, "+
+			"and the device consumer's release events are destroyed while that flightd may still wait on one (an older flightd?)",
+			"wait", wait)
 	}
 }
 

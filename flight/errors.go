@@ -45,8 +45,9 @@ var (
 )
 
 // errClientEnded is the cause an exchange with slots is cancelled with
-// when its client ends its side before the end message (readReleases);
-// never a call's error: the call ends with OK.
+// when its client ends its side before the end message (readReleases;
+// setRing, when it ended before the ring was made); never a call's error:
+// the call ends with OK.
 var errClientEnded = fmt.Errorf("%w: the client ended its side of the exchange before its end", context.Canceled)
 
 // code classifies err; errgrpc.Code is the one mapping from kinds to codes.

@@ -194,6 +194,9 @@ type exchange struct {
 
 	mu   sync.Mutex
 	ring *slots.Ring // nil: plain delivery (releases are refused)
+	// endedEarly: the client ended its side before the end message
+	// (readReleases); setRing stops an exchange whose ring comes after.
+	endedEarly bool
 	// drings are the device rings of a "cuda-ipc" exchange (none: no
 	// device slots), each numbering its slots after the one before (a
 	// larger ring for steps with larger frames, gpuexchange.go's grow).
@@ -225,14 +228,23 @@ func (x *exchange) dring(index int) *gpu.DeviceRing {
 // that end before it destroys its release events (flightd's decode may
 // wait on one until then; docs/gpu.md, "The end of an exchange"). A plain
 // exchange's client may end its side at once and still read every step.
+// Every exchange with slots has a host ring (a "cuda-ipc" exchange's
+// header and host columns go through it), set once its header is sent
+// (setRing): a client that ends its side before that is remembered
+// (endedEarly), and setRing stops the exchange then, before its first
+// step.
 func (x *exchange) readReleases() {
 	defer close(x.done)
 	for {
 		fd, err := x.stream.Recv()
 		if err != nil {
+			if errors.Is(err, io.EOF) && x.s.clientEndHook != nil {
+				x.s.clientEndHook()
+			}
 			if errors.Is(err, io.EOF) && !x.ending.Load() {
 				x.mu.Lock()
-				slotted := x.ring != nil || len(x.drings) > 0
+				x.endedEarly = true
+				slotted := x.ring != nil
 				x.mu.Unlock()
 				if slotted {
 					x.cancel(errClientEnded)
@@ -415,9 +427,9 @@ func (k *shmSink) open(ctx context.Context, first *slots.Message) (ok bool, err 
 		return false, err // the header may be half sent: fail rather than serve plainly
 	}
 	k.ring = ring
-	k.x.mu.Lock()
-	k.x.ring = ring
-	k.x.mu.Unlock()
+	if err := k.x.setRing(ring); err != nil {
+		return true, err // the client ended its side already: no step goes
+	}
 	if ring.Slots() >= arenaMinSlots && need >= s.opts.SlotInlineBytes {
 		k.arenas.Lock()
 		k.arenas.ring, k.arenas.room = ring, first.HeaderRoom()
@@ -425,6 +437,25 @@ func (k *shmSink) open(ctx context.Context, first *slots.Message) (ok bool, err 
 		k.arenas.Unlock()
 	}
 	return true, nil
+}
+
+// setRing makes ring the exchange's host ring, once the header naming it
+// is sent (the exchange frees it at its end, closeRing). A client that
+// ended its side before (readReleases: it will release nothing) stops the
+// exchange now, as it would have had the ring existed when it ended
+// (docs/flight.md, "End."): errClientEnded, the exchange cancelled with
+// it, so the call ends with OK after the header, with no step, and the
+// ring freed.
+func (x *exchange) setRing(ring *slots.Ring) error {
+	x.mu.Lock()
+	x.ring = ring
+	ended := x.endedEarly
+	x.mu.Unlock()
+	if ended {
+		x.cancel(errClientEnded)
+		return errClientEnded
+	}
+	return nil
 }
 
 // slotCounts counts the steps written into host slots: gathered there

@@ -431,6 +431,70 @@ func TestExchangeClientEndsEarly(t *testing.T) {
 	})
 }
 
+// endBeforeRing opens an exchange of ticket by hand, sends its command
+// and ends its side at once, before the server made its ring: the ring
+// hook waits until the server has seen that end. It returns every message
+// the call sent until its status, which must be OK (io.EOF), failing at
+// once on a step's message. The rings made are recorded as newSlotEnv's.
+func (se *slotEnv) endBeforeRing(ctx context.Context, t *testing.T, ticket []byte, delivery string) []*arrowflight.FlightData {
+	t.Helper()
+	ended := make(chan struct{})
+	var once sync.Once
+	flight.SetClientEndHook(se.svc, func() { once.Do(func() { close(ended) }) })
+	flight.SetRingHook(se.svc, func(r *slots.Ring) {
+		select { // made once the server saw the client's end (or the test is over)
+		case <-ended:
+		case <-ctx.Done():
+		}
+		se.mu.Lock()
+		defer se.mu.Unlock()
+		se.rings = append(se.rings, r)
+	})
+	defer flight.SetClientEndHook(se.svc, nil)
+	stream, err := se.client.DoExchange(ctx)
+	require.NoError(t, err)
+	cmd, err := json.Marshal(client.ExchangeCommand{RankExchange: &client.RankExchange{Ticket: ticket, Delivery: delivery}})
+	require.NoError(t, err)
+	require.NoError(t, stream.Send(&arrowflight.FlightData{FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: cmd}}))
+	require.NoError(t, stream.CloseSend())
+	var got []*arrowflight.FlightData
+	for {
+		fd, err := stream.Recv()
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF, "the call ends with OK")
+			return got
+		}
+		got = append(got, fd)
+		require.LessOrEqual(t, len(got), 2, "only the header (the schema with it, and again on its own) comes: no step; got %q", fd.AppMetadata)
+	}
+}
+
+// TestExchangeClientEndsBeforeRing: a client that ends its side right
+// after its command, before the server made its ring (it will release
+// nothing), stops the exchange when the ring is made (docs/flight.md,
+// "End."): the header comes, then the call ends with OK with no step, and
+// the ring is freed and the budget back before that status. The server
+// used to fill the ring and wait for a release until the client
+// cancelled, holding the ring.
+func TestExchangeClientEndsBeforeRing(t *testing.T) {
+	se := newSlotEnv(t)
+	plan := smallRun(t, se.env, 1)
+	base := se.budget.Stats().Used
+	got := se.endBeforeRing(ctxT(t), t, plan.Ranks[0].Ticket, client.DeliveryShm)
+	require.Len(t, got, 2)
+	require.NotEmpty(t, got[0].DataHeader, "the schema")
+	var h client.SlotsHeader
+	require.NoError(t, client.Decode("header", got[0].AppMetadata, &h))
+	require.Equal(t, client.DeliveryShm, h.Delivery)
+	require.Equal(t, got[0].AppMetadata, got[1].AppMetadata, "the header again, on its own")
+	rings := se.ringList()
+	require.Len(t, rings, 1)
+	require.Equal(t, h.Ring, rings[0].Path())
+	_, err := os.Stat(h.Ring)
+	require.ErrorIs(t, err, os.ErrNotExist, "the ring is freed before the call's status")
+	require.Equal(t, base, se.budget.Stats().Used)
+}
+
 // TestExchangeBadRelease: releases the ring refuses end the exchange with
 // their code, and free the ring.
 func TestExchangeBadRelease(t *testing.T) {

@@ -20,6 +20,10 @@ func SetLocalPeer(s *Service, f func(ctx context.Context) bool) { s.localPeer = 
 // SetRingHook installs a hook called with each host-slot ring made.
 func SetRingHook(s *Service, f func(*slots.Ring)) { s.ringHook = f }
 
+// SetClientEndHook installs a hook called when an exchange sees its
+// client's end of its side (before it acts on it).
+func SetClientEndHook(s *Service, f func()) { s.clientEndHook = f }
+
 // SetSlotBytes makes every ring's slots n bytes (0: as the stream's step
 // estimate says).
 func SetSlotBytes(s *Service, n int64) { s.slotBytes = n }

@@ -8,12 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
@@ -555,4 +558,187 @@ func fileMaps(t *testing.T, path string) int {
 		}
 	}
 	return n
+}
+
+// TestExchangeCudaIPCClientEndsBeforeRing: a "cuda-ipc" client that ends
+// its side right after its command, before the server made its rings,
+// stops the exchange once they are made: the header (delivery
+// "cuda-ipc"), then OK with no step; the device ring and the host ring
+// are freed and --gpu-memory-limit's bytes back before that status.
+func TestExchangeCudaIPCClientEndsBeforeRing(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	mem := gpu.NewShmMemory(t.TempDir())
+	budget, err := membudget.New(membudget.Options{Total: 64 << 20})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+	base := se.budget.Stats().Used
+
+	got := se.endBeforeRing(ctx, t, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+	require.Len(t, got, 2)
+	var h client.SlotsHeader
+	require.NoError(t, client.Decode("header", got[0].AppMetadata, &h))
+	require.Equal(t, client.DeliveryCudaIPC, h.Delivery, "served with device slots: %s", h.Fallback)
+	_, err = os.Stat(h.Ring)
+	require.ErrorIs(t, err, os.ErrNotExist, "the host ring is freed before the call's status")
+	require.Equal(t, base, se.budget.Stats().Used)
+	require.Empty(t, dslotFiles(t, mem.Dir), "the device ring is freed before the call's status")
+	require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back")
+}
+
+// reopening is a gpu.Memory whose OpenEvent of a handle it has open
+// returns the event it opened (as a driver may: CUDA does not say whether
+// cuIpcOpenEventHandle of a handle opened before gives a new event).
+type reopening struct {
+	gpu.Memory
+	mu     sync.Mutex
+	opened map[string]uint64
+}
+
+func (m *reopening) OpenEvent(handle []byte) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ev, ok := m.opened[string(handle)]; ok {
+		return ev, nil
+	}
+	ev, err := m.Memory.OpenEvent(handle)
+	if err == nil {
+		m.opened[string(handle)] = ev
+	}
+	return ev, err
+}
+
+func (m *reopening) CloseEvent(ev uint64) error {
+	m.mu.Lock()
+	for h, e := range m.opened {
+		if e == ev {
+			delete(m.opened, h)
+		}
+	}
+	m.mu.Unlock()
+	return m.Memory.CloseEvent(ev)
+}
+
+func (m *reopening) isOpen(handle []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.opened[string(handle)]
+	return ok
+}
+
+// nextStepDevice reads stream's messages up to a step's device message.
+func nextStepDevice(t *testing.T, stream arrowflight.FlightService_DoExchangeClient) flight.StepDevice {
+	t.Helper()
+	for {
+		fd, err := stream.Recv()
+		require.NoError(t, err)
+		var sd flight.StepDevice
+		if len(fd.DataHeader) == 0 && json.Unmarshal(fd.AppMetadata, &sd) == nil && len(sd.Device) > 0 {
+			return sd
+		}
+	}
+}
+
+// TestExchangeCudaIPCRefusesOtherExchangesEvents: the events of every
+// device ring of one flightd's device are one set (gpu.Device.RingEvents),
+// so a release on exchange B whose event is one of exchange A's (A's
+// descriptor event, a ready event of A's ring, on the fake driver's
+// memory, whose handle of this process's own event opens as that event;
+// or the release event A's client sent for A's slot, on a memory that
+// opens a handle again as the same event) is refused: B ends with
+// INVALID_ARGUMENT (gpu.ErrBadEvent). Taken, B's decode would wait on an
+// event A owns, and the event be destroyed twice (once per exchange's
+// ring). A is not disturbed: it ends with OK when its client ends its
+// side, and both exchanges' rings are freed. The check used to cover only
+// the rings of B's own exchange.
+func TestExchangeCudaIPCRefusesOtherExchangesEvents(t *testing.T) {
+	clip := makeMP4(t, 42) // skips loudly without ffmpeg
+	d := fakeGPU(t)
+	se := newSlotEnv(t)
+	ctx := ctxT(t)
+	se.createProject("p")
+	putEpisodes(t, se.env, clip)
+	recipe := client.Recipe{Seed: 7, BatchSize: 6, Components: []client.Component{{
+		Project: "p", Table: "t", Weight: 1, Columns: []string{"episode_index"}, Windows: scanWindows}}}
+	run, err := se.c.Resolve(ctx, recipe, 1)
+	require.NoError(t, err)
+	require.Greater(t, run.Record.Steps, int64(3))
+	for _, tc := range []struct {
+		name string
+		mem  func(t *testing.T) gpu.Memory
+		// bad is the release event B's client sends, given A's stream and
+		// A's first step's device message
+		bad func(t *testing.T, mem gpu.Memory, a arrowflight.FlightService_DoExchangeClient, sd flight.StepDevice) []byte
+	}{
+		{"the other exchange's ready event", func(*testing.T) gpu.Memory { return d.Memory() },
+			func(t *testing.T, _ gpu.Memory, _ arrowflight.FlightService_DoExchangeClient, sd flight.StepDevice) []byte {
+				h, err := base64.StdEncoding.DecodeString(sd.Device[0].Event)
+				require.NoError(t, err)
+				return h
+			}},
+		{"the other client's release event",
+			func(t *testing.T) gpu.Memory {
+				return &reopening{Memory: gpu.NewShmMemory(t.TempDir()), opened: map[string]uint64{}}
+			},
+			func(t *testing.T, mem gpu.Memory, a arrowflight.FlightService_DoExchangeClient, sd flight.StepDevice) []byte {
+				ev, err := gpu.NewShmEvent("")
+				require.NoError(t, err)
+				t.Cleanup(func() { ev.Close() })
+				ev.Record(false)
+				sendRelease(t, a, fmt.Sprintf(`{"slot": %d, "generation": %d, "device": true, "event": %q}`,
+					sd.Device[0].Slot, sd.Device[0].Generation, base64.StdEncoding.EncodeToString(ev.Handle())))
+				for !mem.(*reopening).isOpen(ev.Handle()) { // A's exchange opened it
+					require.NoError(t, ctx.Err(), "A's exchange did not open its client's release event")
+					time.Sleep(time.Millisecond)
+				}
+				return ev.Handle()
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := tc.mem(t)
+			// five slots of a step's frames [6, 3, 48, 64, 3]: A's ring gets
+			// three (12 and 6 do not fit), B's two; each exchange then waits
+			// for a release (the run has more steps), so neither has sent
+			// its end message, after which a release's event is not opened
+			budget, err := membudget.New(membudget.Options{Total: 5 * 6 * 3 * 48 * 64 * 3})
+			require.NoError(t, err)
+			flight.SetGPU(se.svc, &flight.GPUDelivery{Device: d, Memory: mem, Budget: budget})
+			base := se.budget.Stats().Used
+			a, ha := rawExchange(ctx, t, se.env, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+			require.Equal(t, client.DeliveryCudaIPC, ha.Delivery, "A served with device slots: %s", ha.Fallback)
+			sa := nextStepDevice(t, a)
+			b, hb := rawExchange(ctx, t, se.env, run.Ranks[0].Ticket, client.DeliveryCudaIPC)
+			require.Equal(t, client.DeliveryCudaIPC, hb.Delivery, "B served with device slots: %s", hb.Fallback)
+			sb := nextStepDevice(t, b)
+			bad := tc.bad(t, mem, a, sa)
+
+			sendRelease(t, b, fmt.Sprintf(`{"slot": %d, "generation": %d, "device": true, "event": %q}`,
+				sb.Device[0].Slot, sb.Device[0].Generation, base64.StdEncoding.EncodeToString(bad)))
+			require.NoError(t, b.CloseSend()) // taken, the release would be followed by B's OK end
+			for err == nil {
+				_, err = b.Recv()
+			}
+			requireCode(t, err, codes.InvalidArgument, "release event")
+
+			require.NoError(t, a.CloseSend())
+			for err = nil; err == nil; {
+				_, err = a.Recv()
+			}
+			require.ErrorIs(t, err, io.EOF, "A ends with OK")
+			require.Zero(t, budget.Stats().Used, "--gpu-memory-limit's bytes back: both exchanges' rings freed")
+			require.Equal(t, base, se.budget.Stats().Used)
+			if m, ok := mem.(*reopening); ok {
+				require.Empty(t, dslotFiles(t, m.Memory.(*gpu.ShmMemory).Dir))
+				require.Empty(t, m.opened, "every release event opened was closed")
+			}
+		})
+	}
 }

@@ -119,10 +119,6 @@ type cudaSink struct {
 	keep    []int // the run schema's columns the host batch keeps
 	schema  *arrow.Schema
 	ring    *gpu.DeviceRing // the ring steps are decoded into now
-	// events are every device ring's events (their own and the release
-	// events opened for their slots), shared by the rings grow makes: a
-	// release event of a slot of any ring is checked against all of them.
-	events *gpu.RingEvents
 }
 
 // layout places the columns one after the other in a slot, each at a
@@ -139,11 +135,13 @@ func layout(cols []deviceColumn, rows int) int64 {
 
 // newRing makes a device ring of slotBytes slots numbered from first:
 // StreamSteps + ringClientSlots slots (at least 3), halved down to 2 while
-// --gpu-memory-limit cannot hold them. Every ring of the exchange shares
-// k.events.
+// --gpu-memory-limit cannot hold them. Every ring of every exchange
+// shares the device's events (gpu.Device.RingEvents): a release event of
+// a slot is checked against all of them (another exchange's descriptor
+// event, or another client's release event, is refused).
 func (k *cudaSink) newRing(first int, slotBytes int64) (*gpu.DeviceRing, error) {
 	n := max(3, k.x.s.opts.StreamSteps+ringClientSlots)
-	opts := gpu.RingOptions{Slots: n, SlotBytes: slotBytes, FirstSlot: first, Budget: k.g.Budget, Events: k.events}
+	opts := gpu.RingOptions{Slots: n, SlotBytes: slotBytes, FirstSlot: first, Budget: k.g.Budget, Events: k.g.Device.RingEvents()}
 	ring, err := gpu.NewDeviceRing(k.g.Memory, opts)
 	for err != nil && errors.Is(err, gpu.ErrOverLimit) && opts.Slots > 2 {
 		opts.Slots = max(2, opts.Slots/2)
@@ -153,7 +151,7 @@ func (k *cudaSink) newRing(first int, slotBytes int64) (*gpu.DeviceRing, error) 
 }
 
 func (x *exchange) cudaSink(run *mix.Run, stepBytes int64, rows int) rankSink {
-	return &cudaSink{x: x, g: x.s.gpu, run: run, rows: rows, host: x.shmSink(run, stepBytes).(*shmSink), events: gpu.NewRingEvents()}
+	return &cudaSink{x: x, g: x.s.gpu, run: run, rows: rows, host: x.shmSink(run, stepBytes).(*shmSink)}
 }
 
 // plan decides at the first step whether its video goes to device slots;

@@ -55,6 +55,9 @@ type Service struct {
 	// when set (tests only), is called with each ring made.
 	slotDir  string
 	ringHook func(*slots.Ring)
+	// clientEndHook, when set (tests only), is called when an exchange's
+	// client has ended its side (readReleases' io.EOF).
+	clientEndHook func()
 	// slotBytes, when positive (tests only), is every ring's slot size.
 	slotBytes int64
 	// slotSteps counts host-slot steps by how they reached their slot.

@@ -30,6 +30,9 @@ type Device struct {
 	opts Options
 	drv  *C.wg_driver
 	info Info
+	// events are the events of every device ring this device serves
+	// (RingEvents).
+	events *RingEvents
 
 	mu      sync.Mutex
 	closed  bool
@@ -88,7 +91,7 @@ func Open(ctx context.Context, opts Options) (*Device, error) {
 		}[rc]
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, what, reason)
 	}
-	d := &Device{opts: opts, drv: drv, caps: map[capsKey]Caps{}, pool: map[poolKey][]*C.wg_session{},
+	d := &Device{opts: opts, drv: drv, events: NewRingEvents(), caps: map[capsKey]Caps{}, pool: map[poolKey][]*C.wg_session{},
 		tables: map[ColorSpec]C.ulonglong{}, filter: map[[2]int]deviceFilter{}, specs: map[string]ColorSpec{},
 		scratch: map[*C.wg_session]*membudget.Lease{}}
 	d.info = Info{Name: C.GoString(&drv.name[0]), DriverVersion: int(drv.driver_version)}
@@ -672,6 +675,13 @@ func (d *Device) DecodeRGBTo(ctx context.Context, seg Segment, want []int64, to 
 		spec = got
 	}
 }
+
+// RingEvents is the one set of events of every device ring this device
+// serves (RingOptions.Events): the rings of all of flightd's exchanges, so
+// that a release event is checked against every ring's events, not only
+// those of its own exchange's rings (a client may send another exchange's
+// descriptor event, or another client's release event).
+func (d *Device) RingEvents() *RingEvents { return d.events }
 
 // Stats are the device's counters since Open.
 func (d *Device) Stats() Stats {

@@ -47,3 +47,4 @@ func (d *Device) ReadBack(Buffer) ([]byte, error) { return nil, ErrClosed }
 func (d *Device) Stats() Stats                    { return Stats{} }
 func (d *Device) Close() error                    { return nil }
 func (d *Device) Memory() Memory                  { return nil }
+func (d *Device) RingEvents() *RingEvents         { return nil }

@@ -399,16 +399,17 @@ func (m *reopening) CloseEvent(ev uint64) error {
 	return m.Memory.CloseEvent(ev)
 }
 
-// TestRingsOfOneClientRefuseEachOthersEvents: the device rings that serve
-// one client (an exchange's first ring and the larger one it grows, which
-// share a RingEvents) refuse as a slot's release event any event of the
-// other ring's: one of its own ready events (a descriptor's Event sent
+// TestRingsOfOneClientRefuseEachOthersEvents: the device rings that share
+// a RingEvents (an exchange's first ring and the larger one it grows; or
+// the rings of two exchanges, with the device's set, Device.RingEvents,
+// which flightd gives every ring) refuse as a slot's release event any
+// event of the other ring's: one of its own ready events (a descriptor's Event sent
 // back: the fake driver opens this process's handle as the event itself)
 // or the release event opened for one of its slots (a driver that opens a
 // handle again as the same event). Taken, the slot's decode would wait on
 // flightd's own event, and the event would be destroyed twice (once per
-// ring's Close). The release is ErrBadEvent, the slot stays held, and both
-// rings close cleanly.
+// ring's Close). The release is ErrBadEvent, the slot stays held, both
+// rings close cleanly, and their events leave the set.
 func TestRingsOfOneClientRefuseEachOthersEvents(t *testing.T) {
 	ctx := context.Background()
 	d, err := Open(ctx, fakeDriver(t))
@@ -432,42 +433,62 @@ func TestRingsOfOneClientRefuseEachOthersEvents(t *testing.T) {
 		{"the release event of the first ring's slot", &reopening{Memory: NewShmMemory(t.TempDir()), opened: map[string]uint64{}},
 			(*ShmEvent).Handle, func(_ DeviceSlot, firstRelease []byte) []byte { return firstRelease }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			events := NewRingEvents()
-			a, err := NewDeviceRing(tc.mem, RingOptions{Slots: 1, SlotBytes: 256, Events: events})
-			require.NoError(t, err)
-			defer a.Close()
-			b, err := NewDeviceRing(tc.mem, RingOptions{Slots: 1, SlotBytes: 256, FirstSlot: 1, Events: events})
-			require.NoError(t, err)
-			defer b.Close()
-			ev, err := NewShmEvent("")
-			require.NoError(t, err)
-			defer ev.Close()
-
-			ua, err := a.Acquire(ctx)
-			require.NoError(t, err)
-			da, err := a.Publish(ua, 0, []int{1, 1, 1, 1, 3}, pixnorm.Uint8)
-			require.NoError(t, err)
-			ev.Record(false)
-			release := tc.clientHandle(ev)
-			require.NoError(t, a.ReleaseAfter(ua.Index, ua.Generation, release))
-
-			ub, err := b.Acquire(ctx)
-			require.NoError(t, err)
-			_, err = b.Publish(ub, 0, []int{1, 1, 1, 1, 3}, pixnorm.Uint8)
-			require.NoError(t, err)
-			err = b.ReleaseAfter(ub.Index, ub.Generation, tc.bad(da, release))
-			require.ErrorIs(t, err, ErrBadEvent)
-			require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
-			require.Equal(t, 1, b.Held(), "the refused release changed nothing")
-			require.NoError(t, b.Release(ub.Index, ub.Generation))
-			ub, err = b.Acquire(ctx)
-			require.NoError(t, err)
-			require.Zero(t, ub.Wait, "the second ring's slot has no release event")
-			require.NoError(t, b.Release(ub.Index, ub.Generation))
-
-			require.NoError(t, b.Close())
-			require.NoError(t, a.Close(), "each event closed once")
-		})
+		for _, set := range []struct {
+			name   string
+			events *RingEvents
+			first  int // b's first slot
+		}{
+			{"one exchange's rings", NewRingEvents(), 1},
+			{"two exchanges' rings (the device's set)", d.RingEvents(), 0},
+		} {
+			t.Run(tc.name+"/"+set.name, func(t *testing.T) {
+				testRingsRefuseEachOthersEvents(t, tc.mem, set.events, set.first, tc.clientHandle, tc.bad)
+			})
+		}
 	}
+	require.Same(t, d.RingEvents(), d.RingEvents(), "one set per device")
+}
+
+// testRingsRefuseEachOthersEvents is TestRingsOfOneClientRefuseEachOthersEvents
+// for rings a and b made on mem with events, b's slots from first.
+func testRingsRefuseEachOthersEvents(t *testing.T, mem Memory, events *RingEvents, first int,
+	clientHandle func(ev *ShmEvent) []byte, bad func(first DeviceSlot, firstRelease []byte) []byte) {
+	ctx := context.Background()
+	a, err := NewDeviceRing(mem, RingOptions{Slots: 1, SlotBytes: 256, Events: events})
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := NewDeviceRing(mem, RingOptions{Slots: 1, SlotBytes: 256, FirstSlot: first, Events: events})
+	require.NoError(t, err)
+	defer b.Close()
+	ev, err := NewShmEvent("")
+	require.NoError(t, err)
+	defer ev.Close()
+
+	ua, err := a.Acquire(ctx)
+	require.NoError(t, err)
+	da, err := a.Publish(ua, 0, []int{1, 1, 1, 1, 3}, pixnorm.Uint8)
+	require.NoError(t, err)
+	ev.Record(false)
+	release := clientHandle(ev)
+	require.NoError(t, a.ReleaseAfter(ua.Index, ua.Generation, release))
+
+	ub, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	_, err = b.Publish(ub, 0, []int{1, 1, 1, 1, 3}, pixnorm.Uint8)
+	require.NoError(t, err)
+	err = b.ReleaseAfter(ub.Index, ub.Generation, bad(da, release))
+	require.ErrorIs(t, err, ErrBadEvent)
+	require.ErrorIs(t, err, errdefs.ErrInvalidArgument)
+	require.Equal(t, 1, b.Held(), "the refused release changed nothing")
+	require.NoError(t, b.Release(ub.Index, ub.Generation))
+	ub, err = b.Acquire(ctx)
+	require.NoError(t, err)
+	require.Zero(t, ub.Wait, "the second ring's slot has no release event")
+	require.NoError(t, b.Release(ub.Index, ub.Generation))
+
+	require.NoError(t, b.Close())
+	require.NoError(t, a.Close(), "each event closed once")
+	events.mu.Lock()
+	defer events.mu.Unlock()
+	require.Empty(t, events.m, "every event left the set with its ring")
 }

@@ -62,22 +62,31 @@ type RingOptions struct {
 	// TryAcquire: a ring that does not fit now fails at once with
 	// ErrOverLimit (the caller tries fewer slots); it never waits.
 	Budget *membudget.Budget
-	// Events is shared by the rings that serve one client (one exchange:
-	// its first ring and each larger one); nil: the ring's own. A release
-	// event is refused when it opens as any event there (RingEvents).
+	// Events is shared by the device rings whose events must not be
+	// taken for one another: every ring of one device (Device.RingEvents:
+	// all of flightd's exchanges, each with its first ring and each larger
+	// one); nil: the ring's own. A release event is refused when it opens
+	// as any event there (RingEvents).
 	Events *RingEvents
 }
 
 // RingEvents is the one place that knows the events of the device rings
-// serving one client: each ring's own events (its slots' ready events,
-// whose handles go out in descriptors) and the release events opened for
-// its slots (ReleaseAfter). A handle of one of these that the client
-// sends back as a slot's release event may open as that very event (the
+// that share it (every ring of one Device: Device.RingEvents): each ring's
+// own events (its slots' ready events, whose handles go out in
+// descriptors) and the release events opened for its slots
+// (ReleaseAfter). A handle of one of these that a client sends as a
+// slot's release event (its own exchange's, or another's: a descriptor's
+// event, another client's release event) may open as that very event (the
 // fake driver's cuIpcOpenEventHandle of this process's own event does;
-// CUDA's is not specified): taken, flightd would wait on its own event
-// and destroy it twice. So a release event that opens as one of them is
-// ErrBadEvent, whichever ring of the client's it belongs to. The zero
-// value is not usable: NewRingEvents.
+// CUDA's is not specified): taken, flightd would wait on an event it does
+// not own and destroy it twice. So a release event that opens as one of
+// them is ErrBadEvent, whichever ring it belongs to. The set's lock is
+// held across the driver call that makes, opens or destroys an event and
+// the set's change with it, so that an event destroyed by one ring and
+// its identifier reused by the driver for another ring's new event is
+// never mistaken for the old one. The rings sharing a set use one Memory
+// (events of two Memories are not told apart). The zero value is not
+// usable: NewRingEvents.
 type RingEvents struct {
 	mu sync.Mutex
 	m  map[uint64]struct{}
@@ -86,21 +95,41 @@ type RingEvents struct {
 // NewRingEvents makes an empty set, for RingOptions.Events.
 func NewRingEvents() *RingEvents { return &RingEvents{m: map[uint64]struct{}{}} }
 
-// add puts ev in the set; false (and nothing changed) when it is there.
-func (e *RingEvents) add(ev uint64) bool {
+// create makes one of a ring's own events (Memory.NewEvent) and adds it.
+func (e *RingEvents) create(mem Memory) (uint64, []byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.m[ev]; ok {
-		return false
+	ev, h, err := mem.NewEvent()
+	if err != nil {
+		return 0, nil, err
 	}
-	e.m[ev] = struct{}{}
-	return true
+	e.m[ev] = struct{}{} // a new event: not in the set (destroyed ones left it)
+	return ev, h, nil
 }
 
-func (e *RingEvents) remove(ev uint64) {
+// open opens a client's release event (Memory.OpenEvent) and adds it. An
+// event that opens as one in the set is not added, and not closed
+// (closing it would destroy the other's event, which its ring destroys
+// again): known is true.
+func (e *RingEvents) open(mem Memory, handle []byte) (ev uint64, known bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ev, err = mem.OpenEvent(handle); err != nil {
+		return 0, false, err
+	}
+	if _, ok := e.m[ev]; ok {
+		return ev, true, nil
+	}
+	e.m[ev] = struct{}{}
+	return ev, false, nil
+}
+
+// drop frees ev (free: Memory.DestroyEvent or CloseEvent) and removes it.
+func (e *RingEvents) drop(ev uint64, free func(uint64) error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.m, ev)
+	return free(ev)
 }
 
 // Validate reports unusable options.
@@ -178,13 +207,12 @@ func NewDeviceRing(mem Memory, opts RingOptions) (r *DeviceRing, err error) {
 			return nil, err
 		}
 		r.regions = append(r.regions, reg)
-		ev, h, err := mem.NewEvent()
+		ev, h, err := r.known.create(mem)
 		if err != nil {
 			return nil, err
 		}
 		r.events = append(r.events, ev)
 		r.evHandle = append(r.evHandle, h)
-		r.known.add(ev) // a new event: not in the set (destroyed ones leave it)
 	}
 	r.table = slottable.New("gpu: device ring", opts.FirstSlot, opts.Slots)
 	r.mu.exported = make([]bool, opts.Slots)
@@ -197,8 +225,7 @@ func (r *DeviceRing) freeAll() error {
 	var err error
 	for k, ev := range r.mu.after {
 		if ev != 0 {
-			err = errors.Join(err, r.mem.CloseEvent(ev))
-			r.known.remove(ev)
+			err = errors.Join(err, r.known.drop(ev, r.mem.CloseEvent))
 			r.mu.after[k] = 0
 		}
 	}
@@ -206,8 +233,7 @@ func (r *DeviceRing) freeAll() error {
 		err = errors.Join(err, r.mem.Free(reg))
 	}
 	for _, ev := range r.events {
-		err = errors.Join(err, r.mem.DestroyEvent(ev))
-		r.known.remove(ev)
+		err = errors.Join(err, r.known.drop(ev, r.mem.DestroyEvent))
 	}
 	r.regions, r.events = nil, nil
 	return err
@@ -290,17 +316,18 @@ func (r *DeviceRing) setAfter(k int, event []byte) error {
 	case r.mu.after[k] != 0:
 		return nil
 	}
-	ev, err := r.mem.OpenEvent(event)
+	// A handle of one of the rings' own events (a descriptor's Event sent
+	// back: of this ring, an earlier one of the exchange, another
+	// exchange's) or of another slot's release event (of any of them) may
+	// open as that very event (the fake driver's does; CUDA's of this
+	// process's own is not specified): refused, and not closed, as closing
+	// it would destroy the other's event, which its ring's Close destroys
+	// again.
+	ev, known, err := r.known.open(r.mem, event)
 	if err != nil {
 		return fmt.Errorf("slot %d's release event: %w", k+r.opts.FirstSlot, err)
 	}
-	// A handle of one of the client's rings' own events (a descriptor's
-	// Event sent back, of this ring or an earlier one) or of another
-	// slot's release event (of any of them) may open as that very event
-	// (the fake driver's does; CUDA's of this process's own is not
-	// specified): refused, and not closed, as closing it would destroy the
-	// other's event, which its ring's Close destroys again.
-	if !r.known.add(ev) {
+	if known {
 		return fmt.Errorf("%w: slot %d's release event is one of the device rings' own events or another slot's release event", ErrBadEvent, k+r.opts.FirstSlot)
 	}
 	r.mu.after[k], r.mu.afterHandle[k] = ev, bytes.Clone(event)
