@@ -95,12 +95,12 @@ func (r *Reader) readBinary(ctx context.Context, f *dataFile, b Block, leaf int,
 	// The values come from the pool of block buffers (recycled when blocks
 	// leave the cache, so reads do not fault in fresh memory), the rest
 	// from the engine's allocator.
-	out := binaryBuilder{mem: r.mem, dataMem: r.values}
+	out := binaryBuilder{mem: f.mem, dataMem: f.values}
 	defer out.release()
-	out.offsets = r.mem.Allocate(int(b.Rows+1) * 4)
-	out.data = r.values.Allocate(int(capacity))
+	out.offsets = f.mem.Allocate(int(b.Rows+1) * 4)
+	out.data = f.values.Allocate(int(capacity))
 	if nullable {
-		out.valid = r.mem.Allocate(int(bitutil.BytesForBits(b.Rows)))
+		out.valid = f.mem.Allocate(int(bitutil.BytesForBits(b.Rows)))
 	}
 	const chunk = 1024
 	values := make([]parquet.ByteArray, chunk)

@@ -67,18 +67,29 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 	if b.File < 0 || b.File >= len(v.Manifest.Files) || b.Rows < 1 || b.Offset < 0 {
 		return nil, fmt.Errorf("%w: block %+v of %s@%s", ErrBlockOutOfRange, b, v.Table, v.Commit.Short())
 	}
-	defer parseGuard(versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path), &err)
-	f, err := r.s.openFile(ctx, v, b.File, r.scratch)
+	key := versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path)
+	defer parseGuard(r.s.log, key, &err)
+	// Everything the read allocates is metered (meter.go); the rows'
+	// fixed widths are reserved once the footer agrees with the manifest.
+	m := newReadMeter(ctx, r.s.opts.Budget, readAllowance, blockWhat(key, b, projected))
+	defer m.close()
+	f, err := r.s.openFile(ctx, v, b.File, m.wrap(r.scratch))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	f.mem, f.values = m.wrap(r.mem), m.wrap(r.values)
 	md := f.pf.MetaData()
 	if b.RowGroup >= md.NumRowGroups() || b.Offset+b.Rows > md.RowGroup(b.RowGroup).NumRows() {
 		return nil, fmt.Errorf("%w: %s has no rows %d..%d in row group %d", versions.ErrCorrupt, f.key, b.Offset, b.Offset+b.Rows, b.RowGroup)
 	}
+	if err := m.reserve(decodedBytes(projected, b.Rows)); err != nil {
+		return nil, fmt.Errorf("read block %+v of %s@%s: %w", b, v.Table, v.Commit.Short(), err)
+	}
+	leaves := leafColumns(md, projected)
+	f.capPages([]int{b.RowGroup}, leaves)
 	if !r.noPrefetch {
-		if err := f.prefetch(ctx, b, leafColumns(md, projected)); err != nil {
+		if err := f.prefetch(ctx, b, leaves); err != nil {
 			return nil, err
 		}
 	}
@@ -140,7 +151,7 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 // would end the process).
 func (r *Reader) readRecords(ctx context.Context, f *dataFile, b Block, data *arrow.Schema) (arrow.RecordBatch, error) {
 	key := f.key
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: b.Rows, PreAllocBinaryData: true}, r.mem)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: b.Rows, PreAllocBinaryData: true}, f.mem)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)
 	}
@@ -148,7 +159,7 @@ func (r *Reader) readRecords(ctx context.Context, f *dataFile, b Block, data *ar
 		readers []*pqarrow.ColumnReader
 		sc      *arrow.Schema
 	)
-	err = guarded(key, func() (err error) {
+	err = guarded(r.s.log, key, func() (err error) {
 		readers, sc, err = fr.GetFieldReaders(ctx, leafColumns(f.pf.MetaData(), data), []int{b.RowGroup})
 		return err
 	})
@@ -170,9 +181,9 @@ func (r *Reader) readRecords(ctx context.Context, f *dataFile, b Block, data *ar
 	var wg sync.WaitGroup
 	for i, cr := range readers {
 		wg.Go(func() {
-			errs[i] = guarded(key, func() error {
+			errs[i] = guarded(r.s.log, key, func() error {
 				var err error
-				cols[i], err = readColumn(cr, b, r.mem)
+				cols[i], err = readColumn(cr, b, f.mem)
 				return err
 			})
 			if errs[i] != nil {
@@ -210,6 +221,9 @@ func readColumn(cr *pqarrow.ColumnReader, b Block, mem memory.Allocator) (arrow.
 	defer ch.Release()
 	if int64(ch.Len()) != b.Rows {
 		return nil, fmt.Errorf("%w: %d rows from row %d, want %d", versions.ErrCorrupt, ch.Len(), b.Offset, b.Rows)
+	}
+	if err := checkChunks(ch); err != nil {
+		return nil, err
 	}
 	if len(ch.Chunks()) == 1 {
 		a := ch.Chunk(0)

@@ -5,7 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"runtime/debug"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
@@ -58,9 +63,18 @@ func corrupt(key string, err error) error {
 
 // parseGuard, deferred with a pointer to the named error result of a
 // function that reads data file key, turns a panic of the Parquet reader
-// into ErrCorrupt and reclassifies the error (corrupt).
-func parseGuard(key string, err *error) {
+// into ErrCorrupt and reclassifies the error (corrupt). The panic's stack
+// goes to log (a panic may be a bug of ours or arrow-go's, not the file's
+// damage), once: the error says only that the reader failed. A meter's
+// refusal of an allocation (exhaustedPanic) is the budget's error, not
+// damage, and is not logged.
+func parseGuard(log *slog.Logger, key string, err *error) {
 	if p := recover(); p != nil {
+		if ex, ok := p.(*exhaustedPanic); ok {
+			*err = fmt.Errorf("data file %s: %w", key, ex.err)
+			return
+		}
+		log.Error("the Parquet reader panicked on a data file; the read fails as corrupt", "key", key, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		*err = fmt.Errorf("%w: data file %s: the Parquet reader failed on it (%v)", versions.ErrCorrupt, key, p)
 		return
 	}
@@ -68,7 +82,20 @@ func parseGuard(key string, err *error) {
 }
 
 // guarded runs fn, a step of reading data file key, under parseGuard.
-func guarded(key string, fn func() error) (err error) {
-	defer parseGuard(key, &err)
+func guarded(log *slog.Logger, key string, fn func() error) (err error) {
+	defer parseGuard(log, key, &err)
 	return fn()
+}
+
+// checkChunks validates the arrays pqarrow decoded (array.Validate: O(1)
+// per array, buffer sizes and child lengths): a damaged page can leave a
+// struct's child shorter than the struct, which a gather (on a goroutine
+// nothing recovers) would read past.
+func checkChunks(ch *arrow.Chunked) error {
+	for _, c := range ch.Chunks() {
+		if err := array.Validate(c); err != nil {
+			return fmt.Errorf("%w: %w", versions.ErrCorrupt, err)
+		}
+	}
+	return nil
 }

@@ -35,6 +35,12 @@
 // them; the Arrow schema a file's footer carries is replaced by its
 // manifest's (which TableAt has decoded, through internal/ipcguard);
 // pqarrow's own parallel reads, whose goroutines nothing recovers, are
-// not used; and panics of the reader on our goroutines are recovered.
-// Errors of the bucket itself keep their kinds.
+// not used; and panics of the reader on our goroutines are recovered
+// (and logged with their stack: one may be a bug). Errors of the bucket
+// itself keep their kinds. Row counts and page sizes cannot be checked
+// against a file's bytes (constant values compress to nothing), so what
+// a read allocates is counted against the memory budget before it is
+// allocated (Options.Budget, meter.go): a read whose rows or pages would
+// pass it fails with ResourceExhausted instead; a page larger than its
+// whole column chunk is Corrupt.
 package tables

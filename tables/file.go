@@ -65,6 +65,9 @@ type dataFile struct {
 	rr  *rangeReader
 	pf  *file.Reader
 	pr  *parquet.ReaderProperties
+	// mem and values allocate the arrays of a read (a block's direct
+	// columns: values from the pool of block buffers).
+	mem, values memory.Allocator
 }
 
 func (f *dataFile) Close() error {
@@ -76,7 +79,7 @@ func (f *dataFile) Close() error {
 // Parquet reader allocates page buffers from mem.
 func (s *Store) openFile(ctx context.Context, v *Version, fi int, mem memory.Allocator) (_ *dataFile, err error) {
 	key := versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path)
-	defer parseGuard(key, &err)
+	defer parseGuard(s.log, key, &err)
 	br, err := s.b.Open(ctx, key)
 	if errors.Is(err, bucket.ErrNotFound) {
 		// The manifest names it: the store's damage, not a missing thing
@@ -89,7 +92,7 @@ func (s *Store) openFile(ctx context.Context, v *Version, fi int, mem memory.All
 	r := bucketReader{br}
 	// The loader runs on the cache's goroutine: it guards itself.
 	h, err := s.footers.Get(ctx, key, func(context.Context) (m *fileMeta, size int64, err error) {
-		defer parseGuard(key, &err)
+		defer parseGuard(s.log, key, &err)
 		if m, err = readFooter(r, key); err != nil {
 			return nil, 0, err
 		}
@@ -112,7 +115,7 @@ func (s *Store) openFile(ctx context.Context, v *Version, fi int, mem memory.All
 		r.Close()
 		return nil, fmt.Errorf("%w: open parquet %s: %w", versions.ErrCorrupt, key, err)
 	}
-	return &dataFile{key: key, r: r, rr: rr, pf: pf, pr: props}, nil
+	return &dataFile{key: key, r: r, rr: rr, pf: pf, pr: props, mem: mem, values: mem}, nil
 }
 
 // readFooter reads and parses the tail of a data file: the footer and,
@@ -231,6 +234,33 @@ func checkChunk(cc *metadata.ColumnChunkMetaData, dataEnd int64) error {
 		return fmt.Errorf("pages at bytes %d..%d+%d (%d uncompressed, %d values) are not within the file's %d bytes of data", start, start, n, cc.TotalUncompressedSize(), cc.NumValues(), dataEnd)
 	}
 	return nil
+}
+
+// capPages bounds the page sizes the Parquet reader accepts from page
+// headers by the given column chunks of row groups: a page cannot hold
+// more bytes, compressed or not, than the largest of the chunks does in
+// all (a chunk's total sizes count every page of it, headers included, in
+// every file a Parquet writer makes; checkChunk has bounded the
+// compressed total by the file). A page over them is the file's damage
+// (Corrupt) and is not allocated. This replaces arrow-go's own caps (64
+// MiB compressed, 256 MiB uncompressed), which refused the page of one
+// value larger than those, a file the store writes; the read's memory is
+// bounded by the budget instead (meter.go). Call it before reading any
+// column.
+func (f *dataFile) capPages(groups, leaves []int) {
+	md := f.pf.MetaData()
+	var compressed, uncompressed int64
+	for _, g := range groups {
+		rg := md.RowGroup(g)
+		for _, c := range leaves {
+			if cc, err := rg.ColumnChunk(c); err == nil {
+				compressed = max(compressed, cc.TotalCompressedSize())
+				uncompressed = max(uncompressed, cc.TotalUncompressedSize())
+			}
+		}
+	}
+	f.pr.MaxCompressedPageSize = max(compressed, 1)
+	f.pr.MaxUncompressedPageSize = max(uncompressed, 1)
 }
 
 // byteRange is [off, end) of a file.

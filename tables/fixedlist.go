@@ -94,13 +94,13 @@ func (r *Reader) readFixedColumn(ctx context.Context, f *dataFile, b Block, leaf
 	maxDef := cr.Descriptor().MaxDefinitionLevel()
 	switch rd := cr.(type) {
 	case *file.Float32ColumnChunkReader:
-		return readFixed[float32](ctx, r, rd, f, b, field, maxDef)
+		return readFixed[float32](ctx, rd, f, b, field, maxDef)
 	case *file.Float64ColumnChunkReader:
-		return readFixed[float64](ctx, r, rd, f, b, field, maxDef)
+		return readFixed[float64](ctx, rd, f, b, field, maxDef)
 	case *file.Int32ColumnChunkReader:
-		return readFixed[int32](ctx, r, rd, f, b, field, maxDef)
+		return readFixed[int32](ctx, rd, f, b, field, maxDef)
 	case *file.Int64ColumnChunkReader:
-		return readFixed[int64](ctx, r, rd, f, b, field, maxDef)
+		return readFixed[int64](ctx, rd, f, b, field, maxDef)
 	}
 	return nil, fmt.Errorf("%w: %s column %q has reader %T", versions.ErrCorrupt, f.key, field.Name, cr)
 }
@@ -108,7 +108,7 @@ func (r *Reader) readFixedColumn(ctx context.Context, f *dataFile, b Block, leaf
 // fixedLevels is how many levels readFixed reads at a time.
 const fixedLevels = 16 << 10
 
-func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Reader, rd levelReader[T], f *dataFile, b Block, field arrow.Field, maxDef int16) (arrow.Array, error) {
+func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, rd levelReader[T], f *dataFile, b Block, field arrow.Field, maxDef int16) (arrow.Array, error) {
 	fl, list := field.Type.(*arrow.FixedSizeListType)
 	n, elem := int64(1), field.Type
 	if list {
@@ -124,11 +124,11 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 	size := int(unsafe.Sizeof(zero))
 	// Every byte is written (every level is a value) before the buffer
 	// becomes an array, so it may come from the recycling pool.
-	raw := r.values.Allocate(int(total) * size)
+	raw := f.values.Allocate(int(total) * size)
 	handed := false
 	defer func() {
 		if !handed {
-			r.values.Free(raw)
+			f.values.Free(raw)
 		}
 	}()
 	vals := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), total)
@@ -163,7 +163,7 @@ func readFixed[T float32 | float64 | int32 | int64](ctx context.Context, r *Read
 		}
 		got += levels
 	}
-	buf := memory.NewBufferWithAllocator(raw, r.values)
+	buf := memory.NewBufferWithAllocator(raw, f.values)
 	handed = true
 	defer buf.Release()
 	child := array.NewData(elem, int(total), []*memory.Buffer{nil, buf}, nil, 0, 0)

@@ -72,7 +72,7 @@ func (s *Store) Layout(ctx context.Context, v *Version, projected *arrow.Schema,
 
 // fileLayout cuts the row groups of data file fi of v into blocks.
 func (s *Store) fileLayout(ctx context.Context, v *Version, fi int, projected *arrow.Schema, l Layout) (_ []int64, _ int64, err error) {
-	defer parseGuard(versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path), &err)
+	defer parseGuard(s.log, versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path), &err)
 	f, err := s.openFile(ctx, v, fi, s.mem)
 	if err != nil {
 		return nil, 0, err

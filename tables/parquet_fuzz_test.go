@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
+	"github.com/weftdata/weft/internal/membudget"
 	"github.com/weftdata/weft/tables"
 	"github.com/weftdata/weft/versions"
 )
@@ -111,7 +112,8 @@ func fuzzTable(tb testing.TB) (*bucket.Mem, *tables.Version, []string) {
 // column, and each column alone), the whole table through Scan, and the
 // layout. None may panic (in any goroutine: a panic in one that pqarrow
 // starts kills the fuzzer), leak Arrow memory, or fail with any kind but
-// Corrupt.
+// Corrupt (or ResourceExhausted, by the memory budget, when the file's
+// claims need more than it has).
 func FuzzReadDataFile(f *testing.F) {
 	b, v, keys := fuzzTable(f)
 	ctx := context.Background()
@@ -148,12 +150,17 @@ func readHostile(t *testing.T, b bucket.Bucket, v *tables.Version) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	opts := tables.DefaultOptions()
 	opts.Allocator = mem
+	// Reads are bounded by a budget (what a hostile file's claims may
+	// take): one over it is refused by the budget, as ResourceExhausted.
+	budget, err := membudget.New(membudget.Options{Total: 256 << 20})
+	require.NoError(t, err)
+	opts.Budget = budget
 	s, err := tables.New(vs, opts)
 	require.NoError(t, err)
 	failed := false
 	check := func(what string, err error) {
 		failed = failed || err != nil
-		if err != nil && !errors.Is(err, errdefs.ErrCorrupt) {
+		if err != nil && !errors.Is(err, errdefs.ErrCorrupt) && !errors.Is(err, membudget.ErrExhausted) {
 			t.Fatalf("%s: an error of another kind than Corrupt: %v", what, err)
 		}
 	}
@@ -194,6 +201,9 @@ func readHostile(t *testing.T, b bucket.Bucket, v *tables.Version) {
 	_, _, err = s.Layout(ctx, v, v.Schema, tables.DefaultLayout())
 	check("Layout", err)
 	r.Close()
+	// Every read's leases are returned: what is left is the footer
+	// cache's (a few KiB here; reads lease MiBs).
+	require.Less(t, budget.Stats().Used, int64(1<<20), "leases returned")
 	// pqarrow leaks page buffers when a page fails to decode (arrow-go
 	// v18.8.0: a leaf reader that fails in newLeafReader is never
 	// released); with Go's allocator the garbage collector takes them.

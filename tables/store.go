@@ -40,10 +40,15 @@ type Options struct {
 	MatchCacheBytes int64
 	// Allocator for Arrow memory; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
-	// Logger; nil discards.
+	// Logger; nil discards. A panic of the Parquet reader on a data file
+	// (recovered: the read fails as Corrupt) is logged here with its stack.
 	Logger *slog.Logger
 	// Budget, if set, is the process memory budget the footer cache leases
 	// from (and gives back under pressure); nil: FooterCacheBytes only.
+	// Block reads and scans lease from it what they decode beyond a small
+	// allowance, before they allocate it (meter.go): a read that would
+	// pass it fails with its ResourceExhausted error. Without it, reads
+	// are not bounded.
 	Budget *membudget.Budget
 }
 

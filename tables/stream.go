@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -51,7 +52,17 @@ func (s *Store) Scan(ctx context.Context, v *Version, columns []string, first, e
 // returns false when it yielded an error or the consumer stopped.
 func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Schema, blocks []Block, batchBytes int64, yield func(arrow.RecordBatch, error) bool) bool {
 	fi := blocks[0].File
-	f, err := s.openFile(ctx, v, fi, s.mem)
+	key := versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path)
+	var want int64
+	for _, b := range blocks {
+		want += b.Rows
+	}
+	// The read's allocations are metered (meter.go); the stream leases
+	// the batch being decoded, the meter the rest (page buffers).
+	m := newReadMeter(ctx, s.opts.Budget, readAllowance+batchBytes, fmt.Sprintf("scanning %d rows of %d columns of data file %s", want, projected.NumFields(), key))
+	defer m.close()
+	mem := m.wrap(s.mem)
+	f, err := s.openFile(ctx, v, fi, mem)
 	if err != nil {
 		yield(nil, err)
 		return false
@@ -60,10 +71,13 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 	md := f.pf.MetaData()
 	leaves := leafColumns(md, projected)
 	groups := make([]int, len(blocks))
-	var want, rawBytes int64
+	var rawBytes int64
 	for k, b := range blocks {
+		if b.RowGroup >= md.NumRowGroups() || b.Offset+b.Rows > md.RowGroup(b.RowGroup).NumRows() {
+			yield(nil, fmt.Errorf("%w: %s has no rows %d..%d in row group %d", versions.ErrCorrupt, f.key, b.Offset, b.Offset+b.Rows, b.RowGroup))
+			return false
+		}
 		groups[k] = b.RowGroup
-		want += b.Rows
 		rg := md.RowGroup(b.RowGroup)
 		for _, c := range leaves {
 			if cc, err := rg.ColumnChunk(c); err == nil {
@@ -71,7 +85,17 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 			}
 		}
 	}
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{PreAllocBinaryData: true}, s.mem)
+	// Rows per batch: batchBytes of the Parquet bytes per row, or of the
+	// rows' fixed widths when those are more (a row group of constant
+	// values is a few bytes of pages for any number of rows).
+	perRow := max(float64(rawBytes)/float64(max(want, 1)), rowBytes(projected))
+	rows := int64(max(1, min(float64(want), float64(batchBytes)/perRow)))
+	if err := m.reserve(decodedBytes(projected, rows)); err != nil {
+		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
+		return false
+	}
+	f.capPages(groups, leaves)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{PreAllocBinaryData: true}, mem)
 	if err != nil {
 		yield(nil, corrupt(f.key, fmt.Errorf("open parquet %s: %w", f.key, err)))
 		return false
@@ -80,7 +104,7 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 		readers []*pqarrow.ColumnReader
 		sc      *arrow.Schema
 	)
-	err = guarded(f.key, func() (err error) {
+	err = guarded(s.log, f.key, func() (err error) {
 		readers, sc, err = fr.GetFieldReaders(ctx, leaves, groups)
 		return err
 	})
@@ -93,10 +117,14 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 			cr.Release()
 		}
 	}()
-	rows := max(1, batchBytes*want/max(1, rawBytes))
+	if len(readers) != projected.NumFields() {
+		// Another tool's file, with other columns (nextBatch needs one).
+		yield(nil, fmt.Errorf("%w: data file %s has %d of the %d columns read (%s)", versions.ErrCorrupt, f.key, len(readers), projected.NumFields(), fieldList(projected)))
+		return false
+	}
 	var got int64
 	for {
-		rec, err := nextBatch(f.key, readers, sc, rows, s.mem)
+		rec, err := nextBatch(s.log, f.key, readers, sc, rows, mem)
 		if err != nil {
 			yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
 			return false
@@ -110,6 +138,7 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 			yield(nil, err)
 			return false
 		}
+		m.handOff(out) // the consumer's now
 		got += out.NumRows()
 		if !yield(out, nil) {
 			return false
@@ -157,7 +186,7 @@ func (v *Version) checkBlocks(first, end int) error {
 // own Parallel reads run goroutines that do not, and a panic there on a
 // damaged page would end the process). It returns nil at the end of the
 // readers' row groups; columns that end at different rows are ErrCorrupt.
-func nextBatch(key string, readers []*pqarrow.ColumnReader, sc *arrow.Schema, rows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
+func nextBatch(log *slog.Logger, key string, readers []*pqarrow.ColumnReader, sc *arrow.Schema, rows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, len(readers))
 	defer func() {
 		for _, c := range cols {
@@ -170,12 +199,15 @@ func nextBatch(key string, readers []*pqarrow.ColumnReader, sc *arrow.Schema, ro
 	var wg sync.WaitGroup
 	for i, cr := range readers {
 		wg.Go(func() {
-			errs[i] = guarded(key, func() error {
+			errs[i] = guarded(log, key, func() error {
 				ch, err := cr.NextBatch(rows)
 				if err != nil {
 					return err
 				}
 				defer ch.Release()
+				if err := checkChunks(ch); err != nil {
+					return err
+				}
 				switch len(ch.Chunks()) {
 				case 0:
 				case 1:
