@@ -18,9 +18,11 @@ import (
 
 // Scan yields the rows of row groups [first, end) of v (indices into
 // v.Blocks()) in ordinal order, with the named columns (nil: all), as
-// record batches of about batchBytes of Arrow data each (estimated from the
-// Parquet column chunks' uncompressed sizes; a batch never spans two data
-// files). It streams: a row group is decoded batch by batch, so the first
+// record batches of at most about batchBytes of Arrow data each (estimated
+// from the Parquet column chunks' uncompressed sizes). A batch never spans
+// two row groups: each row group is cut into batches of equal rows (the
+// last smaller), so a batchBytes above a row group's size gives one batch
+// per row group. It streams: a row group is decoded batch by batch, so the first
 // rows come out before it is read and memory stays at a few batches. Each
 // column chunk is one ranged read. The consumer releases each batch;
 // stopping early is fine.
