@@ -58,6 +58,13 @@ func TestScan(t *testing.T) {
 					}
 					ids = append(ids, rec.Column(1).(*array.Int64).Int64Values()...)
 				}
+				// A batch never spans two row groups.
+				if n := len(ids); n > 0 && rec.NumRows() > 0 {
+					firstID, lastID := ids[n-int(rec.NumRows())], ids[n-1]
+					k := blockOf(blocks, firstID)
+					require.GreaterOrEqual(t, k, 0, "row %d is in no block", firstID)
+					require.Less(t, lastID, blocks[k].FirstRow+blocks[k].Rows, "batch of rows %d..%d spans blocks", firstID, lastID)
+				}
 				rec.Release()
 			}
 			var want []int64
@@ -66,8 +73,11 @@ func TestScan(t *testing.T) {
 				want = seq(blocks[tc.first].FirstRow, last.FirstRow+last.Rows-blocks[tc.first].FirstRow)
 			}
 			require.Equal(t, want, ids)
-			if tc.batchBytes == 1 {
+			switch tc.batchBytes {
+			case 1:
 				require.Equal(t, len(want), batches)
+			case 1 << 30:
+				require.Equal(t, tc.end-tc.first, batches, "one batch per row group")
 			}
 		})
 	}
@@ -88,4 +98,14 @@ func TestScan(t *testing.T) {
 		rec.Release()
 		break
 	}
+}
+
+// blockOf returns the index of the block holding row ordinal row, or -1.
+func blockOf(blocks []tables.Block, row int64) int {
+	for k, b := range blocks {
+		if row >= b.FirstRow && row < b.FirstRow+b.Rows {
+			return k
+		}
+	}
+	return -1
 }
