@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weftdata/weft/versions"
@@ -65,7 +66,6 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 	groups := make([]int, len(blocks))
 	plan := make([]batchPlan, len(blocks))
 	var want int64
-	preAlloc := true
 	for k, b := range blocks {
 		groups[k] = b.RowGroup
 		var rawBytes int64
@@ -73,15 +73,12 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 		for _, c := range leaves {
 			if cc, err := rg.ColumnChunk(c); err == nil {
 				rawBytes += cc.TotalUncompressedSize()
-				// pqarrow reserves a binary column's values buffer from
-				// this size: a damaged footer may claim any.
-				preAlloc = preAlloc && cc.TotalUncompressedSize() <= maxBinaryGuess
 			}
 		}
 		plan[k] = newBatchPlan(want, b.Rows, rawBytes, batchBytes)
 		want += b.Rows
 	}
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{PreAllocBinaryData: preAlloc}, s.mem)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{PreAllocBinaryData: preallocOK(md, groups, leaves)}, s.mem)
 	if err != nil {
 		yield(nil, corrupt(f.key, fmt.Errorf("open parquet %s: %w", f.key, err)))
 		return false
@@ -151,6 +148,25 @@ func Reorder(rec arrow.RecordBatch, projected *arrow.Schema) (arrow.RecordBatch,
 		}
 	}
 	return array.NewRecordBatch(projected, cols, rec.NumRows()), nil
+}
+
+// preallocOK says whether pqarrow may preallocate the values of the binary
+// columns among leaves when it reads row groups groups of md
+// (ArrowReadProperties.PreAllocBinaryData): it reserves a binary column's
+// values buffer from the column chunk's uncompressed size, which a damaged
+// footer may claim at any size (a terabyte is a fatal out of memory, not a
+// panic anything recovers). Chunks up to maxBinaryGuess are believed;
+// with a larger one the buffers grow as values come.
+func preallocOK(md *metadata.FileMetaData, groups, leaves []int) bool {
+	for _, g := range groups {
+		rg := md.RowGroup(g)
+		for _, c := range leaves {
+			if cc, err := rg.ColumnChunk(c); err == nil && cc.TotalUncompressedSize() > maxBinaryGuess {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // batchPlan cuts the rows of one row group, which start at row first of
