@@ -193,8 +193,17 @@ func newBatchPlan(first, rows, rawBytes, batchBytes int64) batchPlan {
 		// overflows.
 		per = max(1, int64(float64(rows)*float64(batchBytes)/float64(rawBytes)))
 	}
-	n := (rows + per - 1) / per
-	return batchPlan{first: first, rows: rows, per: (rows + n - 1) / n}
+	n := ceilDiv(rows, per)
+	return batchPlan{first: first, rows: rows, per: ceilDiv(rows, n)}
+}
+
+// ceilDiv is a/b rounded up, for a >= 0 and b > 0 (without overflow).
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }
 
 // nextRows is the size of the batch that starts at row got of a file's

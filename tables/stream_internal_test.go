@@ -22,6 +22,7 @@ func TestBatchPlan(t *testing.T) {
 		{"one-row batches", []int64{3}, []int64{300}, 1, []int64{1, 1, 1, 1}},
 		{"empty row group", []int64{4, 0, 4}, []int64{40, 0, 40}, 20, []int64{2, 2, 2, 2, 2}},
 		{"sizes a damaged footer claims", []int64{4, 4}, []int64{1 << 62, -1}, 1 << 20, []int64{1, 1, 1, 1, 4, 4}},
+		{"rows near the int64 limit", []int64{1<<63 - 2}, []int64{1 << 20}, 1 << 30, []int64{1<<63 - 2, 1<<63 - 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var plan []batchPlan
@@ -31,11 +32,13 @@ func TestBatchPlan(t *testing.T) {
 				total += tc.rows[k]
 			}
 			var got []int64
-			for at := int64(0); at <= total; {
+			for at := int64(0); ; at += got[len(got)-1] {
 				n := nextRows(plan, at)
 				require.Positive(t, n)
 				got = append(got, n)
-				at += n
+				if at >= total {
+					break
+				}
 			}
 			require.Equal(t, tc.want, got)
 		})
