@@ -123,6 +123,24 @@ func BenchmarkTables(b *testing.B) {
 				}
 			}
 		})
+		// Flight's default batch size (flight.Options.BatchBytes): what
+		// a DoGet of a scan reads with.
+		b.Run(backend+"/scan-3MiB", func(b *testing.B) {
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				var n int64
+				for rec, err := range s.Scan(ctx, ver, nil, 0, len(ver.Blocks()), 3<<20) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += rec.NumRows()
+					rec.Release()
+				}
+				if n != rows {
+					b.Fatalf("scanned %d rows, want %d", n, rows)
+				}
+			}
+		})
 		if backend == "fs" {
 			path := filepath.Join(fsDir, "projects", "bench", ver.Manifest.Files[0].Path)
 			b.Run("fs/raw-pqarrow", func(b *testing.B) {

@@ -1,14 +1,18 @@
 package tables_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/tables"
+	"github.com/weftdata/weft/versions"
 )
 
 // TestScan: streamed batches hold exactly the rows of the block
@@ -58,6 +62,13 @@ func TestScan(t *testing.T) {
 					}
 					ids = append(ids, rec.Column(1).(*array.Int64).Int64Values()...)
 				}
+				// A batch never spans two row groups.
+				if n := len(ids); n > 0 && rec.NumRows() > 0 {
+					firstID, lastID := ids[n-int(rec.NumRows())], ids[n-1]
+					k := blockOf(blocks, firstID)
+					require.GreaterOrEqual(t, k, 0, "row %d is in no block", firstID)
+					require.Less(t, lastID, blocks[k].FirstRow+blocks[k].Rows, "batch of rows %d..%d spans blocks", firstID, lastID)
+				}
 				rec.Release()
 			}
 			var want []int64
@@ -66,8 +77,11 @@ func TestScan(t *testing.T) {
 				want = seq(blocks[tc.first].FirstRow, last.FirstRow+last.Rows-blocks[tc.first].FirstRow)
 			}
 			require.Equal(t, want, ids)
-			if tc.batchBytes == 1 {
+			switch tc.batchBytes {
+			case 1:
 				require.Equal(t, len(want), batches)
+			case 1 << 30:
+				require.Equal(t, tc.end-tc.first, batches, "one batch per row group")
 			}
 		})
 	}
@@ -87,5 +101,67 @@ func TestScan(t *testing.T) {
 		require.NoError(t, err)
 		rec.Release()
 		break
+	}
+}
+
+// blockOf returns the index of the block holding row ordinal row, or -1.
+func blockOf(blocks []tables.Block, row int64) int {
+	for k, b := range blocks {
+		if row >= b.FirstRow && row < b.FirstRow+b.Rows {
+			return k
+		}
+	}
+	return -1
+}
+
+// TestScanHugeSizeClaim: a footer that claims a column chunk of 1 TiB
+// uncompressed (its pages are intact) must not make Scan reserve that
+// much for the column's values (pqarrow's binary preallocation does: a
+// fatal out of memory, not a panic anything recovers); the rows still
+// read.
+func TestScanHugeSizeClaim(t *testing.T) {
+	b, v, keys := fuzzTable(t)
+	ctx := context.Background()
+	data, _, err := b.Get(ctx, keys[0])
+	require.NoError(t, err)
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	blob := pf.MetaData().Schema.ColumnIndexByName("blob")
+	require.GreaterOrEqual(t, blob, 0)
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(blob)
+	require.NoError(t, err)
+	// In the footer's Thrift compact encoding, total_uncompressed_size
+	// (field 6, i64) follows num_values and precedes total_compressed_size:
+	// header 0x16, a zigzag varint, header 0x16.
+	field := func(n int64) []byte {
+		return append(binary.AppendUvarint([]byte{0x16}, uint64(n)<<1), 0x16)
+	}
+	footerLen := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	start := len(data) - 8 - footerLen
+	footer := bytes.Replace(data[start:len(data)-8], field(cc.TotalUncompressedSize()), field(1<<40), -1)
+	require.NotEqual(t, data[start:len(data)-8], footer, "the size is in the footer")
+	hostile := append(bytes.Clone(data[:start]), footer...)
+	hostile = binary.LittleEndian.AppendUint32(hostile, uint32(len(footer)))
+	hostile = append(hostile, "PAR1"...)
+	_, err = b.Put(ctx, keys[0], bytes.NewReader(hostile), int64(len(hostile)))
+	require.NoError(t, err)
+
+	vs, err := versions.New(b, versions.DefaultOptions())
+	require.NoError(t, err)
+	s, err := tables.New(vs, tables.DefaultOptions())
+	require.NoError(t, err)
+	hpf, err := file.NewParquetReader(bytes.NewReader(hostile))
+	require.NoError(t, err)
+	hcc, err := hpf.MetaData().RowGroup(0).ColumnChunk(blob)
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<40), hcc.TotalUncompressedSize())
+	for _, batchBytes := range []int64{1 << 10, 1 << 30} {
+		var rows int64
+		for rec, err := range s.Scan(ctx, v, nil, 0, len(v.Blocks()), batchBytes) {
+			require.NoError(t, err)
+			rows += rec.NumRows()
+			rec.Release()
+		}
+		require.Equal(t, v.Rows(), rows)
 	}
 }
