@@ -151,7 +151,8 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 // would end the process).
 func (r *Reader) readRecords(ctx context.Context, f *dataFile, b Block, data *arrow.Schema) (arrow.RecordBatch, error) {
 	key := f.key
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: b.Rows, PreAllocBinaryData: true}, f.mem)
+	md := f.pf.MetaData()
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: b.Rows, PreAllocBinaryData: preallocOK(md, []int{b.RowGroup}, leafColumns(md, data))}, f.mem)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)
 	}
