@@ -65,8 +65,15 @@ type readMeter struct {
 }
 
 // exhaustedPanic is what a meter's allocator panics with when the budget
-// refuses the bytes: parseGuard returns its error.
+// refuses the bytes: parseGuard returns its error. It is an error itself
+// that wraps the budget's (or the context's): arrow-go recovers the
+// panics of some calls given the allocator (array.Concatenate) and
+// returns an error value it panics with wrapped (%w), so the refusal
+// keeps its kind there and is not taken for the file's damage.
 type exhaustedPanic struct{ err error }
+
+func (p *exhaustedPanic) Error() string { return p.err.Error() }
+func (p *exhaustedPanic) Unwrap() error { return p.err }
 
 func newReadMeter(ctx context.Context, budget *membudget.Budget, allowance int64, what string) *readMeter {
 	m := &readMeter{ctx: ctx, budget: budget, what: what}

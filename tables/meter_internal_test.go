@@ -76,3 +76,53 @@ func TestReadMeter(t *testing.T) {
 		{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.BinaryTypes.String}, {Name: "c", Type: arrow.FixedWidthTypes.Boolean},
 	}, nil)), 1e-9)
 }
+
+// TestMeterRefusalThroughRecover: arrow-go recovers panics in some of the
+// calls a read makes with the meter's allocator (array.Concatenate, which
+// nextBatch and readColumn call on a column of several chunks) and
+// returns them as errors. A refusal of the budget, or the read's context
+// ending while the meter waits for it, must keep its kind there: it is
+// not the file's damage (Corrupt).
+func TestMeterRefusalThroughRecover(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	chunk := func() arrow.Array {
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		b.AppendValues(make([]int64, 1<<10), nil)
+		return b.NewArray()
+	}
+	a, b := chunk(), chunk()
+	defer a.Release()
+	defer b.Release()
+	concat := func(m *readMeter) error {
+		defer m.close()
+		return guarded(nil, "k", func() error {
+			out, err := array.Concatenate([]arrow.Array{a, b}, m.wrap(mem))
+			if out != nil {
+				out.Release()
+			}
+			return err
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		budget, err := membudget.New(membudget.Options{Total: 1 << 10, MaxWait: time.Millisecond})
+		require.NoError(t, err)
+		err = concat(newReadMeter(context.Background(), budget, 0, "a test read"))
+		require.ErrorIs(t, err, membudget.ErrExhausted)
+		require.ErrorIs(t, err, errdefs.ErrResourceExhausted)
+		require.NotErrorIs(t, err, errdefs.ErrCorrupt)
+		require.Contains(t, err.Error(), "a test read")
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		budget, err := membudget.New(membudget.Options{Total: 1 << 20, MaxWait: time.Minute})
+		require.NoError(t, err)
+		held, err := budget.Acquire(context.Background(), 1<<20, "another read")
+		require.NoError(t, err)
+		defer held.Release()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err = concat(newReadMeter(ctx, budget, 0, "a test read"))
+		require.ErrorIs(t, err, context.Canceled)
+		require.NotErrorIs(t, err, errdefs.ErrCorrupt)
+	})
+}
