@@ -395,6 +395,21 @@ func (r *rangeReader) add(off int64, buf []byte, owned bool) {
 	slices.SortFunc(r.ranges, func(a, b heldRange) int { return int(min(max(a.off-b.off, -1), 1)) })
 }
 
+// drop frees the ranges it owns (fetched pages) and keeps the others
+// (the footer's tail).
+func (r *rangeReader) drop() {
+	kept := r.ranges[:0]
+	for _, h := range r.ranges {
+		if h.owned {
+			r.mem.Free(h.buf)
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	clear(r.ranges[len(kept):])
+	r.ranges = kept
+}
+
 func (r *rangeReader) free() {
 	for _, h := range r.ranges {
 		if h.owned {
