@@ -651,3 +651,53 @@ func TestScanChunksAreMetered(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedPrefetchFreesItsBuffers: a block read whose pages come in
+// two ranges, the second refused by the budget, started reading the
+// first and never freed its buffer (it joined the read's ranges only
+// once all were read). Every range is now allocated, and held by the
+// read, before any is read.
+func TestRefusedPrefetchFreesItsBuffers(t *testing.T) {
+	ctx := context.Background()
+	b := bucket.NewMem()
+	vs, err := versions.New(b, versions.DefaultOptions())
+	require.NoError(t, err)
+	_, err = vs.CreateProject(ctx, "p")
+	require.NoError(t, err)
+	s, err := tables.New(vs, tables.DefaultOptions())
+	require.NoError(t, err)
+	// Columns a and c, 10 MiB each of values that do not compress, with
+	// b between them: reading a and c fetches two ranges.
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.BinaryTypes.Binary}, {Name: "b", Type: arrow.BinaryTypes.Binary}, {Name: "c", Type: arrow.BinaryTypes.Binary}}, nil)
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer bld.Release()
+	rng := rand.New(rand.NewSource(1))
+	for c := range 3 {
+		val := make([]byte, 10<<20)
+		rng.Read(val)
+		bld.Field(c).(*array.BinaryBuilder).Append(val)
+	}
+	rec := bld.NewRecordBatch()
+	rr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	require.NoError(t, err)
+	rec.Release()
+	defer rr.Release()
+	_, err = s.Append(ctx, "p", "main", "w", rr, "")
+	require.NoError(t, err)
+
+	s, budget, mem := budgetStore(t, b, 1<<20, nil)
+	v, err := s.Table(ctx, "p", "main", "w")
+	require.NoError(t, err)
+	proj, err := v.Projection([]string{"a", "c"})
+	require.NoError(t, err)
+	r := s.NewReader(nil)
+	defer r.Close()
+	p := mem.(*peakAllocator)
+	start := p.live.Load()
+	_, err = r.ReadBlock(ctx, v, v.Blocks()[0], proj)
+	require.ErrorIs(t, err, membudget.ErrExhausted)
+	require.Zero(t, budget.Stats().Used)
+	// The reader's pool keeps what it was given back; nothing else lives.
+	r.Close()
+	require.LessOrEqual(t, p.live.Load(), start, "a fetched range was never freed")
+}
