@@ -96,11 +96,24 @@ func (m *readMeter) reserve(n int64) error {
 	if err != nil {
 		return err
 	}
+	m.keep(l)
+	return nil
+}
+
+// keep adds lease l to the read's and reports true, or returns it at
+// once and reports false when the read has ended meanwhile (an
+// allocation that began before close, on another goroutine, waited for
+// it): close returned the leases it had, and nothing else would.
+func (m *readMeter) keep(l *membudget.Lease) bool {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed.Load() {
+		l.Release()
+		return false
+	}
 	m.mu.leases = append(m.mu.leases, l)
 	m.mu.limit += l.Bytes()
-	m.mu.Unlock()
-	return nil
+	return true
 }
 
 // charge counts n more live bytes, leasing what the limit lacks; it
@@ -124,10 +137,9 @@ func (m *readMeter) charge(n int64) {
 				panic(&exhaustedPanic{err: err})
 			}
 		}
-		m.mu.Lock()
-		m.mu.leases = append(m.mu.leases, l)
-		m.mu.limit += l.Bytes()
-		m.mu.Unlock()
+		if !m.keep(l) {
+			return // the read ended: allocations pass through
+		}
 	}
 }
 
@@ -193,10 +205,11 @@ func (m *readMeter) handOff(rec arrow.RecordBatch) {
 // is the caller's to count: a cache leases its blocks), and its
 // allocators pass straight through from now on.
 func (m *readMeter) close() {
+	m.mu.Lock()
 	if m.closed.Swap(true) {
+		m.mu.Unlock()
 		return
 	}
-	m.mu.Lock()
 	leases := m.mu.leases
 	m.mu.leases, m.mu.live = nil, nil
 	m.mu.Unlock()

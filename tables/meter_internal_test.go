@@ -126,3 +126,38 @@ func TestMeterRefusalThroughRecover(t *testing.T) {
 		require.NotErrorIs(t, err, errdefs.ErrCorrupt)
 	})
 }
+
+// TestMeterLeaseAfterClose: an allocation that passed the meter's check
+// of its end and then waited for the budget while the read ended (close,
+// on another goroutine) kept the lease it got in a list nothing would
+// return again: the budget lost those bytes for good.
+func TestMeterLeaseAfterClose(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		take func(m *readMeter)
+	}{
+		{"charge", func(m *readMeter) { m.charge(8 << 20) }},
+		{"reserve", func(m *readMeter) { require.NoError(t, m.reserve(8<<20)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget, err := membudget.New(membudget.Options{Total: 64 << 20, MaxWait: time.Minute})
+			require.NoError(t, err)
+			held, err := budget.Acquire(ctx, 64<<20, "another read")
+			require.NoError(t, err)
+			m := newReadMeter(ctx, budget, 0, "a test read")
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				tc.take(m) // waits for the budget
+			}()
+			for budget.Stats().Waits == 0 {
+				time.Sleep(time.Millisecond) // until it waits (no timing asserted)
+			}
+			m.close()
+			held.Release()
+			<-done
+			require.Zero(t, budget.Stats().Used, "the lease taken after close is returned")
+		})
+	}
+}
