@@ -130,10 +130,12 @@ func (m *readMeter) charge(n int64) {
 		m.mu.Unlock()
 		// Lease outside the lock: the budget may wait for other
 		// holders, and this read's other goroutines may free meanwhile.
-		l, ok := m.budget.TryAcquire(max(short, leaseStep))
+		// A running read grows (membudget's Grow): it is not queued
+		// behind new work waiting for bytes, which waits for it.
+		l, ok := m.budget.TryGrow(max(short, leaseStep))
 		if !ok {
 			var err error
-			if l, err = m.budget.Acquire(m.ctx, short, m.what); err != nil {
+			if l, err = m.budget.Grow(m.ctx, short, m.what); err != nil {
 				panic(&exhaustedPanic{err: err})
 			}
 		}
