@@ -60,6 +60,7 @@ type readMeter struct {
 		live   map[unsafe.Pointer]int64 // allocations not freed, by address
 		used   int64
 		limit  int64 // allowance plus leased bytes
+		floor  int64 // the allowance and what reserve leased: trim keeps it
 		leases []*membudget.Lease
 	}
 }
@@ -78,7 +79,7 @@ func (p *exhaustedPanic) Unwrap() error { return p.err }
 func newReadMeter(ctx context.Context, budget *membudget.Budget, allowance int64, what string) *readMeter {
 	m := &readMeter{ctx: ctx, budget: budget, what: what}
 	m.mu.live = make(map[unsafe.Pointer]int64)
-	m.mu.limit = allowance
+	m.mu.limit, m.mu.floor = allowance, allowance
 	return m
 }
 
@@ -96,8 +97,35 @@ func (m *readMeter) reserve(n int64) error {
 	if err != nil {
 		return err
 	}
-	m.keep(l)
+	if m.keep(l) {
+		m.mu.Lock()
+		m.mu.floor = max(m.mu.floor, m.mu.limit)
+		m.mu.Unlock()
+	}
 	return nil
+}
+
+// trim returns the leases the read's live bytes no longer need, last
+// taken first, keeping what reserve leased: a scan calls it after each
+// row group, whose column chunks it has freed, so that a scan of a long
+// file holds no more than its largest row group needs while the next one
+// is fetched.
+func (m *readMeter) trim() {
+	m.mu.Lock()
+	var back []*membudget.Lease
+	for k := len(m.mu.leases) - 1; k >= 0; k-- {
+		l := m.mu.leases[k]
+		if m.mu.limit-l.Bytes() < max(m.mu.used, m.mu.floor) {
+			break
+		}
+		m.mu.limit -= l.Bytes()
+		m.mu.leases = m.mu.leases[:k]
+		back = append(back, l)
+	}
+	m.mu.Unlock()
+	for _, l := range back {
+		l.Release()
+	}
 }
 
 // keep adds lease l to the read's and reports true, or returns it at

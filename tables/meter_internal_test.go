@@ -234,3 +234,28 @@ func TestMeterIsNotQueuedBehindNewWork(t *testing.T) {
 	require.NoError(t, <-admitted, "the new stream, once the read ended")
 	require.Equal(t, int64(40<<20), budget.Stats().Used)
 }
+
+// TestMeterTrim: a scan's meter kept every lease its row groups took
+// until the end of the file; trim returns those its live bytes no longer
+// need, last taken first, and keeps what reserve took.
+func TestMeterTrim(t *testing.T) {
+	ctx := context.Background()
+	budget, err := membudget.New(membudget.Options{Total: 256 << 20, MaxWait: time.Millisecond})
+	require.NoError(t, err)
+	mem := memory.NewGoAllocator()
+	m := newReadMeter(ctx, budget, 8<<20, "a test scan")
+	defer m.close()
+	a := m.wrap(mem)
+	require.NoError(t, m.reserve(16<<20)) // 8 leased
+	chunks := a.Allocate(64 << 20)        // a row group's chunks
+	batch := a.Allocate(4 << 20)
+	require.Equal(t, int64(60<<20), budget.Stats().Used, "8 reserved, 52 grown")
+	a.Free(chunks) // the row group is done
+	m.trim()
+	require.Equal(t, int64(8<<20), budget.Stats().Used, "what reserve took stays")
+	a.Free(batch)
+	m.trim()
+	require.Equal(t, int64(8<<20), budget.Stats().Used)
+	m.close()
+	require.Zero(t, budget.Stats().Used)
+}

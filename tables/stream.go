@@ -146,6 +146,7 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 // the consumer stopped or ctx ended (its error yielded), and the error
 // that ends the scan (unyielded).
 func (s *Store) streamGroup(ctx context.Context, f *dataFile, fr *pqarrow.FileReader, b Block, leaves []int, projected *arrow.Schema, plan []batchPlan, got *int64, m *readMeter, yield func(arrow.RecordBatch, error) bool) (bool, error) {
+	defer m.trim()
 	defer f.rr.drop() // the row group's pages
 	var (
 		readers []*pqarrow.ColumnReader
