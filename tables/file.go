@@ -350,11 +350,18 @@ func (f *dataFile) prefetch(ctx context.Context, b Block, leaves []int) error {
 			return fmt.Errorf("%w: %s row group %d: its footer places pages at bytes %d..%d of a %d-byte file", versions.ErrCorrupt, f.key, b.RowGroup, r.off, r.end, f.rr.size)
 		}
 	}
+	// Every buffer is allocated, and held by the reader (which frees
+	// it), before any read starts: an allocation the read's meter
+	// refuses panics, and must leave no buffer unowned nor a read
+	// running.
 	bufs := make([][]byte, len(ranges))
+	for i, r := range ranges {
+		bufs[i] = f.rr.mem.Allocate(int(r.end - r.off))
+		f.rr.add(r.off, bufs[i], true)
+	}
 	g, _ := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, r := range ranges {
-		bufs[i] = f.rr.mem.Allocate(int(r.end - r.off))
 		g.Go(func() error {
 			if _, err := f.r.ReadAt(bufs[i], r.off); err != nil {
 				return fmt.Errorf("read %s bytes %d..%d: %w", f.key, r.off, r.end, err)
@@ -363,9 +370,6 @@ func (f *dataFile) prefetch(ctx context.Context, b Block, leaves []int) error {
 		})
 	}
 	err = g.Wait()
-	for i, r := range ranges {
-		f.rr.add(r.off, bufs[i], true)
-	}
 	f.rr.short = true
 	return err
 }
@@ -393,6 +397,21 @@ type heldRange struct {
 func (r *rangeReader) add(off int64, buf []byte, owned bool) {
 	r.ranges = append(r.ranges, heldRange{off: off, buf: buf, owned: owned})
 	slices.SortFunc(r.ranges, func(a, b heldRange) int { return int(min(max(a.off-b.off, -1), 1)) })
+}
+
+// drop frees the ranges it owns (fetched pages) and keeps the others
+// (the footer's tail).
+func (r *rangeReader) drop() {
+	kept := r.ranges[:0]
+	for _, h := range r.ranges {
+		if h.owned {
+			r.mem.Free(h.buf)
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	clear(r.ranges[len(kept):])
+	r.ranges = kept
 }
 
 func (r *rangeReader) free() {

@@ -60,18 +60,26 @@ type readMeter struct {
 		live   map[unsafe.Pointer]int64 // allocations not freed, by address
 		used   int64
 		limit  int64 // allowance plus leased bytes
+		floor  int64 // the allowance and what reserve leased: trim keeps it
 		leases []*membudget.Lease
 	}
 }
 
 // exhaustedPanic is what a meter's allocator panics with when the budget
-// refuses the bytes: parseGuard returns its error.
+// refuses the bytes: parseGuard returns its error. It is an error itself
+// that wraps the budget's (or the context's): arrow-go recovers the
+// panics of some calls given the allocator (array.Concatenate) and
+// returns an error value it panics with wrapped (%w), so the refusal
+// keeps its kind there and is not taken for the file's damage.
 type exhaustedPanic struct{ err error }
+
+func (p *exhaustedPanic) Error() string { return p.err.Error() }
+func (p *exhaustedPanic) Unwrap() error { return p.err }
 
 func newReadMeter(ctx context.Context, budget *membudget.Budget, allowance int64, what string) *readMeter {
 	m := &readMeter{ctx: ctx, budget: budget, what: what}
 	m.mu.live = make(map[unsafe.Pointer]int64)
-	m.mu.limit = allowance
+	m.mu.limit, m.mu.floor = allowance, allowance
 	return m
 }
 
@@ -89,11 +97,51 @@ func (m *readMeter) reserve(n int64) error {
 	if err != nil {
 		return err
 	}
+	if m.keep(l) {
+		m.mu.Lock()
+		m.mu.floor = max(m.mu.floor, m.mu.limit)
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// trim returns the leases the read's live bytes no longer need, last
+// taken first, keeping what reserve leased: a scan calls it after each
+// row group, whose column chunks it has freed, so that a scan of a long
+// file holds no more than its largest row group needs while the next one
+// is fetched.
+func (m *readMeter) trim() {
 	m.mu.Lock()
+	var back []*membudget.Lease
+	for k := len(m.mu.leases) - 1; k >= 0; k-- {
+		l := m.mu.leases[k]
+		if m.mu.limit-l.Bytes() < max(m.mu.used, m.mu.floor) {
+			break
+		}
+		m.mu.limit -= l.Bytes()
+		m.mu.leases = m.mu.leases[:k]
+		back = append(back, l)
+	}
+	m.mu.Unlock()
+	for _, l := range back {
+		l.Release()
+	}
+}
+
+// keep adds lease l to the read's and reports true, or returns it at
+// once and reports false when the read has ended meanwhile (an
+// allocation that began before close, on another goroutine, waited for
+// it): close returned the leases it had, and nothing else would.
+func (m *readMeter) keep(l *membudget.Lease) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed.Load() {
+		l.Release()
+		return false
+	}
 	m.mu.leases = append(m.mu.leases, l)
 	m.mu.limit += l.Bytes()
-	m.mu.Unlock()
-	return nil
+	return true
 }
 
 // charge counts n more live bytes, leasing what the limit lacks; it
@@ -110,17 +158,18 @@ func (m *readMeter) charge(n int64) {
 		m.mu.Unlock()
 		// Lease outside the lock: the budget may wait for other
 		// holders, and this read's other goroutines may free meanwhile.
-		l, ok := m.budget.TryAcquire(max(short, leaseStep))
+		// A running read grows (membudget's Grow): it is not queued
+		// behind new work waiting for bytes, which waits for it.
+		l, ok := m.budget.TryGrow(max(short, leaseStep))
 		if !ok {
 			var err error
-			if l, err = m.budget.Acquire(m.ctx, short, m.what); err != nil {
+			if l, err = m.budget.Grow(m.ctx, short, m.what); err != nil {
 				panic(&exhaustedPanic{err: err})
 			}
 		}
-		m.mu.Lock()
-		m.mu.leases = append(m.mu.leases, l)
-		m.mu.limit += l.Bytes()
-		m.mu.Unlock()
+		if !m.keep(l) {
+			return // the read ended: allocations pass through
+		}
 	}
 }
 
@@ -186,10 +235,11 @@ func (m *readMeter) handOff(rec arrow.RecordBatch) {
 // is the caller's to count: a cache leases its blocks), and its
 // allocators pass straight through from now on.
 func (m *readMeter) close() {
+	m.mu.Lock()
 	if m.closed.Swap(true) {
+		m.mu.Unlock()
 		return
 	}
-	m.mu.Lock()
 	leases := m.mu.leases
 	m.mu.leases, m.mu.live = nil, nil
 	m.mu.Unlock()

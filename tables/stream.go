@@ -25,10 +25,11 @@ import (
 // from the Parquet column chunks' uncompressed sizes). A batch never spans
 // two row groups: each row group is cut into batches of equal rows (the
 // last smaller), so a batchBytes above a row group's size gives one batch
-// per row group. It streams: a row group is decoded batch by batch, so the first
-// rows come out before it is read and memory stays at a few batches. Each
-// column chunk is one ranged read. The consumer releases each batch;
-// stopping early is fine.
+// per row group. It streams: a row group's column chunks are fetched (one
+// ranged read per coalesced byte range, into buffers counted against
+// Options.Budget) and decoded batch by batch, so memory stays at one row
+// group's compressed chunks and a few batches. The consumer releases each
+// batch; stopping early is fine.
 func (s *Store) Scan(ctx context.Context, v *Version, columns []string, first, end int, batchBytes int64) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		projected, err := v.Projection(columns)
@@ -63,7 +64,8 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 		want += b.Rows
 	}
 	// The read's allocations are metered (meter.go); the stream leases
-	// the batch being decoded, the meter the rest (page buffers).
+	// the batch being decoded, the meter the rest (the row group's column
+	// chunks and page buffers).
 	m := newReadMeter(ctx, s.opts.Budget, readAllowance+batchBytes, fmt.Sprintf("scanning %d rows of %d columns of data file %s", want, projected.NumFields(), key))
 	defer m.close()
 	mem := m.wrap(s.mem)
@@ -108,56 +110,27 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 		return false
 	}
 	f.capPages(groups, leaves)
+	// The column chunks of a row group are fetched into buffers of the
+	// meter (prefetch) before its rows are decoded, and freed after: the
+	// Parquet reader's own unbuffered streams read a whole chunk into a
+	// buffer it makes itself, outside any allocator, so outside the
+	// budget (every projected chunk of a row group at once, up to the
+	// file's size).
+	f.pr.BufferedStreamEnabled = true
+	f.pr.BufferSize = readBufferBytes
 	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{PreAllocBinaryData: preallocOK(md, groups, leaves)}, mem)
 	if err != nil {
 		yield(nil, corrupt(f.key, fmt.Errorf("open parquet %s: %w", f.key, err)))
 		return false
 	}
-	var (
-		readers []*pqarrow.ColumnReader
-		sc      *arrow.Schema
-	)
-	err = guarded(s.log, f.key, func() (err error) {
-		readers, sc, err = fr.GetFieldReaders(ctx, leaves, groups)
-		return err
-	})
-	if err != nil {
-		yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
-		return false
-	}
-	defer func() {
-		for _, cr := range readers {
-			cr.Release()
-		}
-	}()
-	if len(readers) != projected.NumFields() {
-		// Another tool's file, with other columns (nextBatch needs one).
-		yield(nil, fmt.Errorf("%w: data file %s has %d of the %d columns read (%s)", versions.ErrCorrupt, f.key, len(readers), projected.NumFields(), fieldList(projected)))
-		return false
-	}
 	var got int64
-	for {
-		rec, err := nextBatch(s.log, f.key, readers, sc, nextRows(plan, got), mem)
+	for _, b := range blocks {
+		more, err := s.streamGroup(ctx, f, fr, b, leaves, projected, plan, &got, m, yield)
 		if err != nil {
 			yield(nil, fmt.Errorf("read %s@%s file %d: %w", v.Table, v.Commit.Short(), fi, err))
 			return false
 		}
-		if rec == nil {
-			break
-		}
-		out, err := Reorder(rec, projected)
-		rec.Release()
-		if err != nil {
-			yield(nil, err)
-			return false
-		}
-		m.handOff(out) // the consumer's now
-		got += out.NumRows()
-		if !yield(out, nil) {
-			return false
-		}
-		if err := ctx.Err(); err != nil {
-			yield(nil, err)
+		if !more {
 			return false
 		}
 	}
@@ -166,6 +139,61 @@ func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Sch
 		return false
 	}
 	return true
+}
+
+// streamGroup yields the rows of block b (a whole row group of f) in
+// the batches plan cuts, counting them in *got. It returns false when
+// the consumer stopped or ctx ended (its error yielded), and the error
+// that ends the scan (unyielded).
+func (s *Store) streamGroup(ctx context.Context, f *dataFile, fr *pqarrow.FileReader, b Block, leaves []int, projected *arrow.Schema, plan []batchPlan, got *int64, m *readMeter, yield func(arrow.RecordBatch, error) bool) (bool, error) {
+	defer m.trim()
+	defer f.rr.drop() // the row group's pages
+	var (
+		readers []*pqarrow.ColumnReader
+		sc      *arrow.Schema
+	)
+	err := guarded(s.log, f.key, func() (err error) {
+		if err := f.prefetch(ctx, b, leaves); err != nil {
+			return err
+		}
+		readers, sc, err = fr.GetFieldReaders(ctx, leaves, []int{b.RowGroup})
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		for _, cr := range readers {
+			cr.Release()
+		}
+	}()
+	if len(readers) != projected.NumFields() {
+		// Another tool's file, with other columns (nextBatch needs one).
+		return false, fmt.Errorf("%w: data file %s has %d of the %d columns read (%s)", versions.ErrCorrupt, f.key, len(readers), projected.NumFields(), fieldList(projected))
+	}
+	for {
+		rec, err := nextBatch(s.log, f.key, readers, sc, nextRows(plan, *got), m.wrap(s.mem))
+		if err != nil {
+			return false, err
+		}
+		if rec == nil {
+			return true, nil
+		}
+		out, err := Reorder(rec, projected)
+		rec.Release()
+		if err != nil {
+			return false, err
+		}
+		m.handOff(out) // the consumer's now
+		*got += out.NumRows()
+		if !yield(out, nil) {
+			return false, nil
+		}
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return false, nil
+		}
+	}
 }
 
 // Reorder returns rec's columns in projected's order, as a new batch the

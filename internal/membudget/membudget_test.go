@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,4 +156,111 @@ func TestConcurrentNeverOverspends(t *testing.T) {
 	wg.Wait()
 	require.LessOrEqual(t, peak, int64(1000))
 	require.Equal(t, int64(0), b.Stats().Used)
+}
+
+// waitFor returns once b counts n waits (no timing asserted).
+func waitFor(b *membudget.Budget, n int64) {
+	for b.Stats().Waits < n {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestGrowIsServedBeforeNewWork: Grow (work already running) takes free
+// bytes although an Acquire waits, and when it must wait it is served
+// before Acquires that waited first; an Acquire is served once no Grow
+// waits, first come, first served.
+func TestGrowIsServedBeforeNewWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("free bytes", func(t *testing.T) {
+		b := newBudget(t, 100, time.Minute)
+		held, err := b.Acquire(ctx, 60, "running")
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() {
+			l, err := b.Acquire(ctx, 50, "new")
+			l.Release()
+			got <- err
+		}()
+		waitFor(b, 1)
+		_, ok := b.TryAcquire(10)
+		require.False(t, ok, "an Acquire waits")
+		g, ok := b.TryGrow(10)
+		require.True(t, ok, "free bytes, an Acquire waiting")
+		g2, err := b.Grow(ctx, 30, "running")
+		require.NoError(t, err, "free bytes, an Acquire waiting")
+		require.Equal(t, int64(100), b.Stats().Used)
+		g.Release()
+		g2.Release()
+		held.Release()
+		require.NoError(t, <-got)
+		require.Zero(t, b.Stats().Used)
+	})
+	t.Run("waiting", func(t *testing.T) {
+		b := newBudget(t, 100, time.Minute)
+		held, err := b.Acquire(ctx, 100, "running")
+		require.NoError(t, err)
+		order := make(chan string, 2)
+		go func() {
+			l, err := b.Acquire(ctx, 40, "new")
+			require.NoError(t, err)
+			order <- "acquire"
+			l.Release()
+		}()
+		waitFor(b, 1)
+		grown := make(chan *membudget.Lease, 1)
+		go func() {
+			l, err := b.Grow(ctx, 80, "running")
+			require.NoError(t, err)
+			order <- "grow"
+			grown <- l
+		}()
+		waitFor(b, 2)
+		held.Release() // 100 free: the Grow's 80 first, then the Acquire's 40 does not fit
+		require.Equal(t, "grow", <-order)
+		(<-grown).Release()
+		require.Equal(t, "acquire", <-order)
+	})
+	t.Run("a Grow gives up", func(t *testing.T) {
+		b := newBudget(t, 100, 20*time.Millisecond)
+		held, err := b.Acquire(ctx, 70, "running")
+		require.NoError(t, err)
+		defer held.Release()
+		_, err = b.Grow(ctx, 50, "running")
+		require.ErrorIs(t, err, membudget.ErrExhausted)
+		l, err := b.Acquire(ctx, 30, "new")
+		require.NoError(t, err)
+		l.Release()
+	})
+}
+
+func TestConcurrentGrowNeverOverspends(t *testing.T) {
+	t.Parallel()
+	b := newBudget(t, 1000, time.Minute)
+	var wg sync.WaitGroup
+	var peak atomic.Int64
+	for i := range 16 {
+		wg.Go(func() {
+			for j := range 200 {
+				n := int64(1 + (i*7+j*13)%300)
+				acquire := b.Acquire
+				if (i+j)%2 == 0 {
+					acquire = b.Grow
+				}
+				l, err := acquire(context.Background(), n, "w")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for u := b.Stats().Used; u > peak.Load(); u = b.Stats().Used {
+					peak.CompareAndSwap(peak.Load(), u)
+				}
+				l.Release()
+			}
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, peak.Load(), int64(1000))
+	require.Positive(t, peak.Load())
+	require.Zero(t, b.Stats().Used)
 }
