@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -146,13 +145,11 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 }
 
 // readRecords reads block b's rows of the columns of data through pqarrow,
-// one goroutine per column (each guards itself: pqarrow's own Parallel
-// reads run goroutines that do not, and a panic there on a damaged page
-// would end the process).
+// one guarded goroutine per column (readColumns).
 func (r *Reader) readRecords(ctx context.Context, f *dataFile, b Block, data *arrow.Schema) (arrow.RecordBatch, error) {
 	key := f.key
-	md := f.pf.MetaData()
-	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: b.Rows, PreAllocBinaryData: preallocOK(md, []int{b.RowGroup}, leafColumns(md, data))}, f.mem)
+	leaves := leafColumns(f.pf.MetaData(), data)
+	fr, err := pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: b.Rows, PreAllocBinaryData: preallocOK(f.pf.MetaData(), []int{b.RowGroup}, leaves)}, f.mem)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", key, err)
 	}
@@ -161,41 +158,24 @@ func (r *Reader) readRecords(ctx context.Context, f *dataFile, b Block, data *ar
 		sc      *arrow.Schema
 	)
 	err = guarded(r.s.log, key, func() (err error) {
-		readers, sc, err = fr.GetFieldReaders(ctx, leafColumns(f.pf.MetaData(), data), []int{b.RowGroup})
+		readers, sc, err = fr.GetFieldReaders(ctx, leaves, []int{b.RowGroup})
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read %s row group %d: %w", key, b.RowGroup, err)
 	}
-	cols := make([]arrow.Array, len(readers))
 	defer func() {
 		for _, c := range readers {
 			c.Release()
 		}
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
 	}()
-	errs := make([]error, len(readers))
-	var wg sync.WaitGroup
-	for i, cr := range readers {
-		wg.Go(func() {
-			errs[i] = guarded(r.s.log, key, func() error {
-				var err error
-				cols[i], err = readColumn(cr, b, f.mem)
-				return err
-			})
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("read %s row group %d column %q: %w", key, b.RowGroup, sc.Field(i).Name, errs[i])
-			}
-		})
+	cols, err := readColumns(r.s.log, key, readers, sc, func(cr *pqarrow.ColumnReader) (arrow.Array, error) {
+		return readColumn(cr, b, f.mem)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s row group %d: %w", key, b.RowGroup, err)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
+	defer releaseAll(cols)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

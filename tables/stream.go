@@ -293,51 +293,33 @@ func (v *Version) checkBlocks(first, end int) error {
 }
 
 // nextBatch reads the next rows (at most) of every column of a file's
-// field readers, one goroutine per column (each guards itself: pqarrow's
-// own Parallel reads run goroutines that do not, and a panic there on a
-// damaged page would end the process). It returns nil at the end of the
+// field readers, one guarded goroutine per column (readColumns). It
+// returns nil at the end of the
 // readers' row groups; columns that end at different rows are ErrCorrupt.
 func nextBatch(log *slog.Logger, key string, readers []*pqarrow.ColumnReader, sc *arrow.Schema, rows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, len(readers))
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
+	cols, err := readColumns(log, key, readers, sc, func(cr *pqarrow.ColumnReader) (arrow.Array, error) {
+		ch, err := cr.NextBatch(rows)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	errs := make([]error, len(readers))
-	var wg sync.WaitGroup
-	for i, cr := range readers {
-		wg.Go(func() {
-			errs[i] = guarded(log, key, func() error {
-				ch, err := cr.NextBatch(rows)
-				if err != nil {
-					return err
-				}
-				defer ch.Release()
-				if err := checkChunks(ch); err != nil {
-					return err
-				}
-				switch len(ch.Chunks()) {
-				case 0:
-				case 1:
-					cols[i] = ch.Chunk(0)
-					cols[i].Retain()
-				default:
-					cols[i], err = array.Concatenate(ch.Chunks(), mem)
-				}
-				return err
-			})
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("column %q: %w", sc.Field(i).Name, errs[i])
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+		defer ch.Release()
+		if err := checkChunks(ch); err != nil {
+			return nil, err
+		}
+		switch len(ch.Chunks()) {
+		case 0:
+			return nil, nil
+		case 1:
+			a := ch.Chunk(0)
+			a.Retain()
+			return a, nil
+		}
+		return array.Concatenate(ch.Chunks(), mem)
+	})
+	if err != nil {
 		return nil, err
 	}
+	defer releaseAll(cols)
 	n := func(a arrow.Array) int {
 		if a == nil {
 			return 0
@@ -353,4 +335,41 @@ func nextBatch(log *slog.Logger, key string, readers []*pqarrow.ColumnReader, sc
 		return nil, nil
 	}
 	return array.NewRecordBatch(sc, cols, int64(n(cols[0]))), nil
+}
+
+// readColumns runs read on every column reader, each on a goroutine of
+// its own under guarded (pqarrow's own Parallel reads run goroutines that
+// do not recover, and a panic there on a damaged page would end the
+// process), and returns the columns (nil where read gave none), which the
+// caller releases; on an error none.
+func readColumns(log *slog.Logger, key string, readers []*pqarrow.ColumnReader, sc *arrow.Schema, read func(*pqarrow.ColumnReader) (arrow.Array, error)) ([]arrow.Array, error) {
+	cols := make([]arrow.Array, len(readers))
+	errs := make([]error, len(readers))
+	var wg sync.WaitGroup
+	for i, cr := range readers {
+		wg.Go(func() {
+			errs[i] = guarded(log, key, func() (err error) {
+				cols[i], err = read(cr)
+				return err
+			})
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("column %q: %w", sc.Field(i).Name, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		releaseAll(cols)
+		return nil, err
+	}
+	return cols, nil
+}
+
+// releaseAll releases the arrays of cols that are not nil.
+func releaseAll(cols []arrow.Array) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
 }
