@@ -294,8 +294,8 @@ func (v *Version) checkBlocks(first, end int) error {
 
 // nextBatch reads the next rows (at most) of every column of a file's
 // field readers, one guarded goroutine per column (readColumns). It
-// returns nil at the end of the
-// readers' row groups; columns that end at different rows are ErrCorrupt.
+// returns nil at the end of the readers' row groups; columns that end at
+// different rows are ErrCorrupt.
 func nextBatch(log *slog.Logger, key string, readers []*pqarrow.ColumnReader, sc *arrow.Schema, rows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
 	cols, err := readColumns(log, key, readers, sc, func(cr *pqarrow.ColumnReader) (arrow.Array, error) {
 		ch, err := cr.NextBatch(rows)
