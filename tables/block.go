@@ -66,7 +66,7 @@ func (r *Reader) ReadBlock(ctx context.Context, v *Version, b Block, projected *
 	if b.File < 0 || b.File >= len(v.Manifest.Files) || b.Rows < 1 || b.Offset < 0 {
 		return nil, fmt.Errorf("%w: block %+v of %s@%s", ErrBlockOutOfRange, b, v.Table, v.Commit.Short())
 	}
-	key := versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path)
+	key := v.fileKey(b.File)
 	defer parseGuard(r.s.log, key, &err)
 	// Everything the read allocates is metered (meter.go); the rows'
 	// fixed widths are reserved once the footer agrees with the manifest.
@@ -203,15 +203,7 @@ func readColumn(cr *pqarrow.ColumnReader, b Block, mem memory.Allocator) (arrow.
 	if int64(ch.Len()) != b.Rows {
 		return nil, fmt.Errorf("%w: %d rows from row %d, want %d", versions.ErrCorrupt, ch.Len(), b.Offset, b.Rows)
 	}
-	if err := checkChunks(ch); err != nil {
-		return nil, err
-	}
-	if len(ch.Chunks()) == 1 {
-		a := ch.Chunk(0)
-		a.Retain()
-		return a, nil
-	}
-	return array.Concatenate(ch.Chunks(), mem)
+	return joinChunks(ch, mem)
 }
 
 // Gather builds the columns of schema from the rows that spans name in

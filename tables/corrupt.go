@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weftdata/weft/bucket"
 	"github.com/weftdata/weft/errdefs"
@@ -85,6 +86,24 @@ func parseGuard(log *slog.Logger, key string, err *error) {
 func guarded(log *slog.Logger, key string, fn func() error) (err error) {
 	defer parseGuard(log, key, &err)
 	return fn()
+}
+
+// joinChunks returns the arrays pqarrow decoded for one column as one
+// array the caller releases (nil when there are none), after checkChunks:
+// the array itself when there is one, else their concatenation from mem.
+func joinChunks(ch *arrow.Chunked, mem memory.Allocator) (arrow.Array, error) {
+	if err := checkChunks(ch); err != nil {
+		return nil, err
+	}
+	switch len(ch.Chunks()) {
+	case 0:
+		return nil, nil
+	case 1:
+		a := ch.Chunk(0)
+		a.Retain()
+		return a, nil
+	}
+	return array.Concatenate(ch.Chunks(), mem)
 }
 
 // checkChunks validates the arrays pqarrow decoded (array.Validate: O(1)

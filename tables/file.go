@@ -78,7 +78,7 @@ func (f *dataFile) Close() error {
 // openFile opens data file fi of v, with its footer from the cache. The
 // Parquet reader allocates page buffers from mem.
 func (s *Store) openFile(ctx context.Context, v *Version, fi int, mem memory.Allocator) (_ *dataFile, err error) {
-	key := versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path)
+	key := v.fileKey(fi)
 	defer parseGuard(s.log, key, &err)
 	br, err := s.b.Open(ctx, key)
 	if errors.Is(err, bucket.ErrNotFound) {
@@ -414,12 +414,9 @@ func (r *rangeReader) drop() {
 	r.ranges = kept
 }
 
+// free frees the ranges it owns and forgets every range.
 func (r *rangeReader) free() {
-	for _, h := range r.ranges {
-		if h.owned {
-			r.mem.Free(h.buf)
-		}
-	}
+	r.drop()
 	r.ranges = nil
 }
 

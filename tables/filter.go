@@ -19,7 +19,6 @@ import (
 
 	"github.com/weftdata/weft/errdefs"
 	"github.com/weftdata/weft/filter"
-	"github.com/weftdata/weft/versions"
 )
 
 // Filtered reads (package filter). A row group whose column statistics
@@ -140,7 +139,7 @@ func statValue(st metadata.TypedStatistics, dt arrow.DataType, min bool) any {
 // means it need not be read.
 func (s *Store) MayMatch(ctx context.Context, v *Version, bi int, f *filter.Filter) (_ bool, err error) {
 	b := v.blocks[bi]
-	defer parseGuard(s.log, versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path), &err)
+	defer parseGuard(s.log, v.fileKey(b.File), &err)
 	file, err := s.openFile(ctx, v, b.File, s.mem)
 	if err != nil {
 		return false, err
@@ -501,7 +500,7 @@ func (r *Reader) filterPiece(ctx context.Context, v *Version, pc Block, f *filte
 // holding the row) do not rule it out; b whole when there is no page
 // index.
 func (s *Store) candidatePieces(ctx context.Context, v *Version, b Block, f *filter.Filter) (_ []Block, err error) {
-	defer parseGuard(s.log, versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path), &err)
+	defer parseGuard(s.log, v.fileKey(b.File), &err)
 	file, err := s.openFile(ctx, v, b.File, s.mem)
 	if err != nil {
 		return nil, err

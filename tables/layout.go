@@ -72,7 +72,7 @@ func (s *Store) Layout(ctx context.Context, v *Version, projected *arrow.Schema,
 
 // fileLayout cuts the row groups of data file fi of v into blocks.
 func (s *Store) fileLayout(ctx context.Context, v *Version, fi int, projected *arrow.Schema, l Layout) (_ []int64, _ int64, err error) {
-	defer parseGuard(s.log, versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path), &err)
+	defer parseGuard(s.log, v.fileKey(fi), &err)
 	f, err := s.openFile(ctx, v, fi, s.mem)
 	if err != nil {
 		return nil, 0, err
@@ -207,5 +207,5 @@ type BlockID struct {
 
 // ID returns the identity of block b of v.
 func (v *Version) ID(b Block) BlockID {
-	return BlockID{File: versions.DataFileKey(v.Project, v.Manifest.Files[b.File].Path), RowGroup: b.RowGroup, Offset: b.Offset, Rows: b.Rows}
+	return BlockID{File: v.fileKey(b.File), RowGroup: b.RowGroup, Offset: b.Offset, Rows: b.Rows}
 }

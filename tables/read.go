@@ -38,6 +38,11 @@ type Version struct {
 // Rows is the number of rows in the version.
 func (v *Version) Rows() int64 { return v.Manifest.Rows() }
 
+// fileKey is the bucket key of data file fi of v.
+func (v *Version) fileKey(fi int) string {
+	return versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path)
+}
+
 // Blocks lists the version's row groups, each as one block, in ordinal
 // order. Version.Split cuts them into smaller blocks.
 func (v *Version) Blocks() []Block { return v.blocks }

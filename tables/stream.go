@@ -58,7 +58,7 @@ func (s *Store) Scan(ctx context.Context, v *Version, columns []string, first, e
 // returns false when it yielded an error or the consumer stopped.
 func (s *Store) streamFile(ctx context.Context, v *Version, projected *arrow.Schema, blocks []Block, batchBytes int64, yield func(arrow.RecordBatch, error) bool) bool {
 	fi := blocks[0].File
-	key := versions.DataFileKey(v.Project, v.Manifest.Files[fi].Path)
+	key := v.fileKey(fi)
 	var want int64
 	for _, b := range blocks {
 		want += b.Rows
@@ -303,18 +303,7 @@ func nextBatch(log *slog.Logger, key string, readers []*pqarrow.ColumnReader, sc
 			return nil, err
 		}
 		defer ch.Release()
-		if err := checkChunks(ch); err != nil {
-			return nil, err
-		}
-		switch len(ch.Chunks()) {
-		case 0:
-			return nil, nil
-		case 1:
-			a := ch.Chunk(0)
-			a.Retain()
-			return a, nil
-		}
-		return array.Concatenate(ch.Chunks(), mem)
+		return joinChunks(ch, mem)
 	})
 	if err != nil {
 		return nil, err
