@@ -274,15 +274,11 @@ func runPins(ctx context.Context, b bucket.Bucket, p versions.ProjectName) ([]ru
 		if strings.Contains(strings.TrimPrefix(info.Key, versions.RunsPrefix(p)), "/") {
 			continue
 		}
-		// Run records are written with PutIfAbsent: a larger object here
-		// is not one, and is not read into memory (mark fails: nothing
-		// is deleted).
-		data, _, err := bucket.GetSmall(ctx, b, info.Key, bucket.MaxConditionalSize)
+		// A larger object here than a run record can be is Corrupt and
+		// not read into memory (mark fails: nothing is deleted).
+		data, _, err := versions.GetSmall(ctx, b, info.Key)
 		if errors.Is(err, bucket.ErrNotFound) {
 			continue
-		}
-		if errors.Is(err, bucket.ErrObjectTooLarge) {
-			return nil, fmt.Errorf("%w: %w", versions.ErrCorrupt, err)
 		}
 		if err != nil {
 			return nil, err

@@ -136,7 +136,7 @@ type idemGuard struct {
 func (g *idemGuard) key() string { return idempotencyKey(g.p, g.id.Key) }
 
 func (g *idemGuard) read(ctx context.Context) error {
-	data, info, err := g.s.getSmall(ctx, g.key())
+	data, info, err := GetSmall(ctx, g.s.b, g.key())
 	if errors.Is(err, bucket.ErrNotFound) {
 		g.rec, g.etag = nil, ""
 		return nil

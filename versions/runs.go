@@ -20,7 +20,7 @@ const MaxRecordSize = bucket.MaxConditionalSize
 func (s *Store) PutRunRecord(ctx context.Context, p ProjectName, id string, body []byte) (stored []byte, existing bool, err error) {
 	key := RunKey(p, id)
 	if _, err := s.b.PutIfAbsent(ctx, key, body); errors.Is(err, bucket.ErrExists) {
-		stored, _, gerr := s.getSmall(ctx, key)
+		stored, _, gerr := GetSmall(ctx, s.b, key)
 		if gerr != nil {
 			return nil, false, fmt.Errorf("read run record %s: %w", key, gerr)
 		}
@@ -35,7 +35,7 @@ func (s *Store) PutRunRecord(ctx context.Context, p ProjectName, id string, body
 // wrapping ErrNotFound if p holds none.
 func (s *Store) GetRunRecord(ctx context.Context, p ProjectName, id string) ([]byte, error) {
 	key := RunKey(p, id)
-	body, _, err := s.getSmall(ctx, key)
+	body, _, err := GetSmall(ctx, s.b, key)
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil, fmt.Errorf("run record %s: %w", key, ErrNotFound)
 	}

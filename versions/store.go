@@ -173,12 +173,13 @@ func (s *Store) Head(ctx context.Context, p ProjectName, b BranchName) (CommitID
 	return head, err
 }
 
-// getSmall reads an object this package wrote with PutIfAbsent or
-// CompareAndSwap, so at most bucket.MaxConditionalSize bytes: a larger
-// one at its key (another tool's, a damaged one) is the store's damage,
-// and is not read into memory.
-func (s *Store) getSmall(ctx context.Context, key string) ([]byte, bucket.ObjectInfo, error) {
-	data, info, err := bucket.GetSmall(ctx, s.b, key, bucket.MaxConditionalSize)
+// GetSmall reads key, an object this package writes with PutIfAbsent or
+// CompareAndSwap (a ref, commit, manifest, run record or idempotency
+// record), so at most bucket.MaxConditionalSize bytes: a larger one at
+// its key (another tool's, a damaged one) is the store's damage,
+// ErrCorrupt, and is not read into memory.
+func GetSmall(ctx context.Context, b bucket.Bucket, key string) ([]byte, bucket.ObjectInfo, error) {
+	data, info, err := bucket.GetSmall(ctx, b, key, bucket.MaxConditionalSize)
 	if errors.Is(err, bucket.ErrObjectTooLarge) {
 		return nil, info, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
@@ -188,7 +189,7 @@ func (s *Store) getSmall(ctx context.Context, key string) ([]byte, bucket.Object
 func refBody(c CommitID) []byte { return []byte(string(c) + "\n") }
 
 func (s *Store) readRef(ctx context.Context, p ProjectName, b BranchName) (CommitID, bucket.ETag, error) {
-	data, info, err := s.getSmall(ctx, RefKey(p, b))
+	data, info, err := GetSmall(ctx, s.b, RefKey(p, b))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return "", "", fmt.Errorf("%w: %q in project %q", ErrBranchNotFound, b, p)
 	}
@@ -265,7 +266,7 @@ func (s *Store) resolvePrefix(ctx context.Context, p ProjectName, prefix string)
 
 // GetCommit reads and verifies commit id of project p.
 func (s *Store) GetCommit(ctx context.Context, p ProjectName, id CommitID) (*Commit, error) {
-	data, _, err := s.getSmall(ctx, CommitKey(p, id))
+	data, _, err := GetSmall(ctx, s.b, CommitKey(p, id))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s in project %q", ErrCommitNotFound, id, p)
 	}
@@ -328,7 +329,7 @@ func (s *Store) PutManifest(ctx context.Context, p ProjectName, m *Manifest) (Ma
 
 // GetManifest reads and verifies manifest id of project p.
 func (s *Store) GetManifest(ctx context.Context, p ProjectName, id ManifestID) (*Manifest, error) {
-	data, _, err := s.getSmall(ctx, ManifestKey(p, id))
+	data, _, err := GetSmall(ctx, s.b, ManifestKey(p, id))
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s in project %q", ErrManifestNotFound, id, p)
 	}
