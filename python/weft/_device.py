@@ -556,8 +556,7 @@ class DeviceSlots:
             for _, mm in self._fake_events.values():
                 _set_word(mm, 2, _word(mm, 1))  # nothing of ours runs any more (the device is "synchronised")
             if self._rt is not None:  # pragma: no cover - needs a GPU
-                # (a CPU device only in the ctypes tests)
-                with torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext():
+                with self._on_device():
                     if self.device.type == "cuda":
                         torch.cuda.synchronize(self.device)  # no queued work reads a slot once its handle is closed
                     for ptr in self._ptrs.values():
@@ -579,22 +578,23 @@ class DeviceSlots:
             if not self.closed:
                 raise WeftError("cuda-ipc: the release events are destroyed after the handles are closed")
             for path, mm in self._fake_events.values():
-                self._destroy_fake_event(path, mm)
+                mm.close()
+                try:
+                    os.unlink(path)  # flightd's mapping of it stays valid
+                except FileNotFoundError:
+                    pass
             self._fake_events.clear()
             if self._rt is not None:  # pragma: no cover - needs a GPU
-                with torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext():
+                with self._on_device():
                     for ev in self._own.values():  # the device was synchronised (close_handles)
                         self._rt.destroy_event(ev)
                 self._rt.close()  # the driver API's primary context, retained at the first call
             self._own.clear()
 
-    @staticmethod
-    def _destroy_fake_event(path: str, mm: mmap.mmap) -> None:
-        mm.close()
-        try:
-            os.unlink(path)  # flightd's mapping of it stays valid
-        except FileNotFoundError:
-            pass
+    def _on_device(self) -> contextlib.AbstractContextManager[Any]:
+        """The slots' CUDA device made current (nothing for the CPU device
+        of the ctypes tests)."""
+        return torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext()
 
 
 def _word(mm: mmap.mmap, i: int) -> int:
